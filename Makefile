@@ -1,0 +1,35 @@
+# Confidant developer commands. Every target installs what it needs first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: install run test lint bench clean
+
+## install: create .venv and install the project with its pinned dependencies
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
+	touch $@
+
+## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
+run: install
+	$(BIN)/confidant-local
+
+## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+## lint: ruff
+lint: install
+	$(BIN)/ruff check .
+
+## bench: per-turn overhead on the Firestore emulator, ours vs ADK's FirestoreSessionService
+bench: install
+	$(BIN)/python -m bench.turn_overhead
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .data

@@ -1,0 +1,1 @@
+"""Confidant service layer: turn lifecycle, sessions, jobs, identity, adapters."""

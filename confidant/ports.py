@@ -1,0 +1,75 @@
+"""Ports: the interfaces the services and agents depend on. Adapters live beside them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+
+class WisdomPassage(BaseModel):
+    """One retrieved piece of wisdom."""
+
+    id: str
+    title: str
+    text: str
+    source: str = ""
+    locale: str = "en"
+    score: float = 0.0
+
+
+class WisdomIndex(Protocol):
+    """Retrieval of wisdom passages (local index embedded; Vertex AI Vector Search in cloud)."""
+
+    async def search(
+        self, query: str, *, top_k: int = 3, locale: str | None = None
+    ) -> list[WisdomPassage]: ...
+
+
+class MemoryRecord(BaseModel):
+    """A long-term memory the user owns (integration crystals, extracted facts)."""
+
+    id: str
+    user_id: str
+    app: str
+    kind: str
+    text: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    session_id: str | None = None
+    created_at: datetime
+
+
+class JobRecord(BaseModel):
+    """A post-turn job: written in the turn's commit (outbox), then published."""
+
+    job_id: str
+    kind: str
+    user_id: str
+    app: str
+    session_id: str
+    turn: int
+    payload: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+
+
+class JobBus(Protocol):
+    """Hands committed jobs to their workers (in-process queue embedded; Pub/Sub in cloud)."""
+
+    async def publish(self, jobs: Sequence[JobRecord]) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class Identity(BaseModel):
+    """The verified caller."""
+
+    user_id: str
+    claims: dict[str, Any] = Field(default_factory=dict)
+
+
+class IdentityVerifier(Protocol):
+    """Resolves the caller from request headers; raises `AuthenticationError` when it cannot."""
+
+    async def verify(self, headers: Mapping[str, str]) -> Identity: ...

@@ -1,0 +1,79 @@
+"""Settings, read once by the composition root (never at import)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigurationError(ValueError):
+    """The settings describe a deployment that must not start."""
+
+
+class Settings(BaseSettings):
+    """Every knob of a Confidant process; env vars are prefixed `CONFIDANT_`."""
+
+    model_config = SettingsConfigDict(env_prefix="CONFIDANT_", extra="ignore")
+
+    # Adapters.
+    store: Literal["sqlite", "firestore"] = "sqlite"
+    jobs: Literal["inprocess", "pubsub"] = "inprocess"
+    auth: Literal["header", "firebase"] = "header"
+    wisdom: Literal["local", "vertex"] = "local"
+    model: Literal["auto", "offline", "gemini", "litellm"] = "auto"
+
+    # Embedded store.
+    sqlite_path: str = ".data/confidant.db"
+
+    # Google Cloud.
+    project_id: str = Field(default="confidant-local")
+    firestore_database: str = "(default)"
+    pubsub_topic_prefix: str = "confidant"
+
+    # Identity (Firebase / Identity Platform ID tokens).
+    firebase_project_id: str | None = None
+    jwks_url: str = (
+        "https://www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com"
+    )
+
+    # Models.
+    gemini_model: str = "gemini-2.5-flash"
+    gemini_base_url: str | None = None
+    google_api_key: str | None = Field(default=None, validation_alias="GOOGLE_API_KEY")
+    use_vertex: bool = Field(default=False, validation_alias="GOOGLE_GENAI_USE_VERTEXAI")
+    litellm_model: str | None = None
+    litellm_api_base: str | None = None
+    litellm_api_key: str | None = None
+    offline_chunk_delay_ms: int = 0
+
+    # Retries of transient model errors (seconds).
+    retry_delays: list[float] = Field(default_factory=lambda: [1.0, 2.0, 4.0, 8.0])
+    retry_max_delay: float = 30.0
+    model_timeout_s: float = 120.0
+
+    # Turn lifecycle.
+    default_app: str = "onemind"
+    busy_policy: Literal["reject", "wait"] = "reject"
+    busy_wait_s: float = 30.0
+    lease_ttl_s: float = 300.0
+    window_events: int = 40
+    max_message_chars: int = 8000
+    max_body_bytes: int = 256_000
+    default_locale: str = "en"
+
+    @model_validator(mode="after")
+    def _refuse_header_auth_in_cloud(self) -> Settings:
+        if self.auth == "header" and self.is_cloud:
+            raise ConfigurationError(
+                "X-User-Id header identity is for local mode only; cloud adapters are configured "
+                f"(store={self.store}, jobs={self.jobs}). Set CONFIDANT_AUTH=firebase."
+            )
+        if self.auth == "firebase" and not self.firebase_project_id:
+            raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
+        return self
+
+    @property
+    def is_cloud(self) -> bool:
+        return self.store == "firestore" or self.jobs == "pubsub"
