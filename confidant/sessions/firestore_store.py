@@ -1,0 +1,362 @@
+"""The cloud session store on Firestore.
+
+Layout (everything a user owns is under their user document):
+
+    users/{uid}/apps/{app}                              user-scoped state of that app (`user:` keys)
+    users/{uid}/apps/{app}/sessions/{sid}               revision, lease, state, summary, tail events
+    users/{uid}/apps/{app}/sessions/{sid}/chunks/{seq}  older events, immutable, keyed by first seq
+    users/{uid}/memories/{id}                           long-term memories (integration crystals)
+    app_states/{app}                                    app-scoped state (`app:` keys)
+    jobs/{job_id}                                       outbox of post-turn jobs
+
+A turn costs two transactions: `begin_turn` (read the session, write its lease) and `commit`
+(read it again, write it once — plus a chunk every `flush_batch` events and any state, memory
+and job documents the turn produced).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from google.cloud import firestore
+from google.cloud.firestore_v1.async_transaction import AsyncTransaction
+
+from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
+from confidant.ports import MemoryRecord
+from confidant.sessions import codec
+from confidant.sessions.records import (
+    SessionKey,
+    SessionRecord,
+    TailPolicy,
+    TurnWrite,
+    acquire_lease,
+    apply_write,
+    check_write,
+    new_record,
+    release_lease,
+)
+from confidant.sessions.store import EventPage, LoadedSession, SessionExistsError
+
+USERS = "users"
+APPS = "apps"
+SESSIONS = "sessions"
+CHUNKS = "chunks"
+MEMORIES = "memories"
+APP_STATES = "app_states"
+JOBS = "jobs"
+
+
+def _chunk_id(first_seq: int) -> str:
+    return f"{first_seq:012d}"  # zero-padded so document order is sequence order
+
+
+class FirestoreSessionStore:
+    """SessionStore on Firestore; one AsyncClient per process, passed in."""
+
+    def __init__(self, client: firestore.AsyncClient, *, policy: TailPolicy | None = None) -> None:
+        self.client = client
+        self.policy = policy or TailPolicy()
+
+    # -- references -----------------------------------------------------------------------------
+
+    def _user(self, user_id: str) -> firestore.AsyncDocumentReference:
+        return self.client.collection(USERS).document(user_id)
+
+    def _user_app(self, user_id: str, app: str) -> firestore.AsyncDocumentReference:
+        return self._user(user_id).collection(APPS).document(app)
+
+    def _session(self, key: SessionKey) -> firestore.AsyncDocumentReference:
+        return self._user_app(key.user_id, key.app).collection(SESSIONS).document(key.session_id)
+
+    def _app_state(self, app: str) -> firestore.AsyncDocumentReference:
+        return self.client.collection(APP_STATES).document(app)
+
+    # -- documents ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _record(key: SessionKey, doc: dict[str, Any]) -> SessionRecord:
+        return SessionRecord(
+            key=key,
+            state=codec.loads_dict(doc.get("state")),
+            revision=doc["revision"],
+            next_seq=doc["next_seq"],
+            tail=codec.loads_list(doc.get("tail")),
+            created_at=doc["created_at"],
+            updated_at=doc["updated_at"],
+            summary=doc.get("summary"),
+            lease_holder=doc.get("lease_holder"),
+            lease_expires=doc.get("lease_expires", 0.0),
+        )
+
+    @staticmethod
+    def _doc(record: SessionRecord) -> dict[str, Any]:
+        return {
+            "user_id": record.key.user_id,
+            "app": record.key.app,
+            "session_id": record.key.session_id,
+            "revision": record.revision,
+            "next_seq": record.next_seq,
+            "state": codec.dumps(record.state),
+            "tail": codec.dumps(record.tail),
+            "summary": record.summary,
+            "lease_holder": record.lease_holder,
+            "lease_expires": record.lease_expires,
+            "created_at": record.created_at,
+            "updated_at": record.updated_at,
+        }
+
+    @staticmethod
+    def _state_of(snapshot: firestore.DocumentSnapshot) -> dict[str, Any]:
+        return codec.loads_dict(snapshot.get("state")) if snapshot.exists else {}
+
+    async def _scoped_state(self, key: SessionKey) -> tuple[dict[str, Any], dict[str, Any]]:
+        app_snap, user_snap = await asyncio.gather(
+            self._app_state(key.app).get(), self._user_app(key.user_id, key.app).get()
+        )
+        return self._state_of(app_snap), self._state_of(user_snap)
+
+    async def _write_scoped_deltas(
+        self,
+        transaction: AsyncTransaction,
+        key: SessionKey,
+        app_delta: dict[str, Any],
+        user_delta: dict[str, Any],
+    ) -> None:
+        """Read-modify-write of app and user state inside the transaction (reads first)."""
+        refs = []
+        if app_delta:
+            refs.append((self._app_state(key.app), app_delta))
+        if user_delta:
+            refs.append((self._user_app(key.user_id, key.app), user_delta))
+        snaps = [await ref.get(transaction=transaction) for ref, _ in refs]
+        for (ref, delta), snap in zip(refs, snaps, strict=True):
+            state = codec.apply_delta(self._state_of(snap), delta)
+            # Written whole (no merge) so that the stored state is exactly the merged dict.
+            transaction.set(ref, {"state": codec.dumps(state)}, merge=["state"])
+
+    # -- SessionStore ---------------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        key: SessionKey,
+        *,
+        state: dict[str, Any],
+        app_delta: dict[str, Any],
+        user_delta: dict[str, Any],
+        now: float,
+    ) -> LoadedSession:
+        ref = self._session(key)
+        record = new_record(key, state, now)
+
+        @firestore.async_transactional
+        async def create(transaction: AsyncTransaction) -> None:
+            snap = await ref.get(transaction=transaction)
+            if snap.exists:
+                raise SessionExistsError(f"session {key.session_id!r} already exists")
+            await self._write_scoped_deltas(transaction, key, app_delta, user_delta)
+            transaction.create(ref, self._doc(record))
+
+        await create(self.client.transaction())
+        app_state, user_state = await self._scoped_state(key)
+        return LoadedSession(record, app_state, user_state)
+
+    async def load(self, key: SessionKey) -> LoadedSession | None:
+        snap, (app_state, user_state) = await asyncio.gather(
+            self._session(key).get(), self._scoped_state(key)
+        )
+        if not snap.exists:
+            return None
+        return LoadedSession(self._record(key, snap.to_dict()), app_state, user_state)
+
+    async def begin_turn(
+        self, key: SessionKey, *, holder: str, now: float, ttl_s: float, create: bool
+    ) -> LoadedSession:
+        ref = self._session(key)
+
+        @firestore.async_transactional
+        async def take_lease(transaction: AsyncTransaction) -> SessionRecord:
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists:
+                if not create:
+                    raise NotFoundError(f"session {key.session_id!r} not found")
+                record = new_record(key, {}, now)
+            else:
+                record = self._record(key, snap.to_dict())
+                if not record.lease_free(now):
+                    raise SessionBusyError(
+                        "another message on this session is still being answered; "
+                        "retry when it has finished"
+                    )
+            record = acquire_lease(record, holder, now, ttl_s)
+            if snap.exists:
+                transaction.update(
+                    ref, {"lease_holder": holder, "lease_expires": record.lease_expires}
+                )
+            else:
+                transaction.create(ref, self._doc(record))
+            return record
+
+        record, (app_state, user_state) = await asyncio.gather(
+            take_lease(self.client.transaction()), self._scoped_state(key)
+        )
+        return LoadedSession(record, app_state, user_state)
+
+    async def commit(self, key: SessionKey, write: TurnWrite) -> SessionRecord:
+        ref = self._session(key)
+
+        @firestore.async_transactional
+        async def apply(transaction: AsyncTransaction) -> SessionRecord:
+            snap = await ref.get(transaction=transaction)
+            if not snap.exists:
+                raise StaleTurnError("the session was deleted while the turn ran")
+            record = self._record(key, snap.to_dict())
+            reason = check_write(record, write, write.now)
+            if reason:
+                raise StaleTurnError(reason)
+            await self._write_scoped_deltas(transaction, key, write.app_delta, write.user_delta)
+            updated, chunk = apply_write(record, write, self.policy)
+            transaction.set(ref, self._doc(updated))
+            if chunk is not None:
+                transaction.create(
+                    ref.collection(CHUNKS).document(_chunk_id(chunk.first_seq)),
+                    {
+                        "first_seq": chunk.first_seq,
+                        "last_seq": chunk.last_seq,
+                        "events": codec.dumps(chunk.events),
+                    },
+                )
+            for memory in write.memories:
+                transaction.set(
+                    self._user(memory.user_id).collection(MEMORIES).document(memory.id),
+                    codec.memory_to_row(memory),
+                )
+            for job in write.jobs:
+                transaction.set(
+                    self.client.collection(JOBS).document(job.job_id), codec.job_to_row(job)
+                )
+            return updated
+
+        return await apply(self.client.transaction())
+
+    async def end_turn(self, key: SessionKey, *, holder: str) -> None:
+        ref = self._session(key)
+
+        @firestore.async_transactional
+        async def release(transaction: AsyncTransaction) -> None:
+            snap = await ref.get(transaction=transaction)
+            if snap.exists and snap.get("lease_holder") == holder:
+                record = release_lease(self._record(key, snap.to_dict()), holder)
+                transaction.update(
+                    ref, {"lease_holder": None, "lease_expires": record.lease_expires}
+                )
+
+        await release(self.client.transaction())
+
+    async def list_sessions(self, *, app: str, user_id: str | None) -> list[SessionRecord]:
+        if user_id is not None:
+            query = self._user_app(user_id, app).collection(SESSIONS)
+        else:
+            query = self.client.collection_group(SESSIONS).where(
+                filter=firestore.FieldFilter("app", "==", app)
+            )
+        records = []
+        # Only the summary fields: the tail stays on the server.
+        async for snap in query.select(
+            [
+                "user_id",
+                "app",
+                "session_id",
+                "revision",
+                "next_seq",
+                "state",
+                "summary",
+                "lease_holder",
+                "lease_expires",
+                "created_at",
+                "updated_at",
+            ]
+        ).stream():
+            doc = snap.to_dict()
+            key = SessionKey(doc["user_id"], doc["app"], doc["session_id"])
+            records.append(self._record(key, doc))
+        return sorted(records, key=lambda r: r.updated_at)
+
+    async def read_events(self, key: SessionKey, *, after_seq: int | None, limit: int) -> EventPage:
+        start = -1 if after_seq is None else after_seq
+        ref = self._session(key)
+        snap = await ref.get()
+        if not snap.exists:
+            raise NotFoundError(f"session {key.session_id!r} not found")
+        record = self._record(key, snap.to_dict())
+        events = [e for e in record.tail if e["seq"] > start]
+        first_tail_seq = record.tail[0]["seq"] if record.tail else record.next_seq
+        if start + 1 < first_tail_seq:
+            query = (
+                ref.collection(CHUNKS)
+                .where(filter=firestore.FieldFilter("last_seq", ">", start))
+                .order_by("last_seq")
+                .limit(limit)
+            )
+            older = [e async for c in query.stream() for e in codec.loads_list(c.get("events"))]
+            events = [e for e in older if e["seq"] > start and e["seq"] < first_tail_seq] + events
+        page = events[:limit]
+        more = len(events) > limit
+        return EventPage(events=page, next_after_seq=page[-1]["seq"] if more else None)
+
+    async def delete_session(self, key: SessionKey) -> bool:
+        ref = self._session(key)
+        snap = await ref.get()
+        if not snap.exists:
+            return False
+        await self.client.recursive_delete(ref)
+        async for job in (
+            self.client.collection(JOBS)
+            .where(filter=firestore.FieldFilter("user_id", "==", key.user_id))
+            .where(filter=firestore.FieldFilter("session_id", "==", key.session_id))
+            .stream()
+        ):
+            await job.reference.delete()
+        return True
+
+    async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:
+        return self._state_of(await self._user_app(user_id, app).get())
+
+    async def add_memories(self, records: list[MemoryRecord]) -> None:
+        batch = self.client.batch()
+        for record in records:
+            batch.set(
+                self._user(record.user_id).collection(MEMORIES).document(record.id),
+                codec.memory_to_row(record),
+            )
+        await batch.commit()
+
+    async def list_memories(
+        self, user_id: str, *, app: str | None = None, limit: int = 20
+    ) -> list[MemoryRecord]:
+        query = self._user(user_id).collection(MEMORIES)
+        if app is not None:
+            query = query.where(filter=firestore.FieldFilter("app", "==", app))
+        query = query.order_by("created_at", direction=firestore.Query.DESCENDING).limit(limit)
+        return [codec.memory_from_row(snap.to_dict()) async for snap in query.stream()]
+
+    async def delete_memory(self, user_id: str, memory_id: str) -> bool:
+        ref = self._user(user_id).collection(MEMORIES).document(memory_id)
+        if not (await ref.get()).exists:
+            return False
+        await ref.delete()
+        return True
+
+    async def delete_user(self, user_id: str) -> int:
+        removed = await self.client.recursive_delete(self._user(user_id))
+        async for job in (
+            self.client.collection(JOBS)
+            .where(filter=firestore.FieldFilter("user_id", "==", user_id))
+            .stream()
+        ):
+            await job.reference.delete()
+            removed += 1
+        return removed
+
+    async def close(self) -> None:
+        return None  # the client is the process's; the composition root closes it

@@ -1,0 +1,244 @@
+"""ADK's session-service contract over a SessionStore, with turn-atomic commits.
+
+Outside a turn, every `append_event` is its own revision-checked commit (ADK's usual contract).
+Inside `ConfidantSessionService.turn(...)` the service holds the session's lease, hands the
+Runner the session it loaded with the lease (no second read), buffers every event the Runner
+appends, and writes them all — events, state deltas, memories, outbox jobs — in one commit.
+If the turn never commits, storage is exactly as before it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from google.adk.errors import StaleSessionError
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.events import Event
+from google.adk.sessions import BaseSessionService, Session
+from google.adk.sessions._session_util import extract_state_delta
+from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
+from google.adk.sessions.state import State
+
+from confidant.errors import StaleTurnError
+from confidant.ports import JobRecord, MemoryRecord
+from confidant.sessions.records import SessionKey, SessionRecord, TurnWrite
+from confidant.sessions.store import LoadedSession, SessionExistsError, SessionStore
+
+Clock = Callable[[], float]
+
+
+def _merged_state(loaded: LoadedSession) -> dict[str, Any]:
+    state = dict(loaded.record.state)
+    state.update({State.APP_PREFIX + k: v for k, v in loaded.app_state.items()})
+    state.update({State.USER_PREFIX + k: v for k, v in loaded.user_state.items()})
+    return state
+
+
+def _to_session(loaded: LoadedSession, config: GetSessionConfig | None = None) -> Session:
+    record = loaded.record
+    events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
+    if config is not None:
+        if config.after_timestamp is not None:
+            events = [e for e in events if e.timestamp >= config.after_timestamp]
+        if config.num_recent_events is not None:
+            events = events[-config.num_recent_events :] if config.num_recent_events else []
+    session = Session(
+        id=record.key.session_id,
+        app_name=record.key.app,
+        user_id=record.key.user_id,
+        state=_merged_state(loaded),
+        events=events,
+        last_update_time=record.updated_at,
+    )
+    session._storage_update_marker = str(record.revision)
+    return session
+
+
+def _event_json(event: Event) -> str:
+    return event.model_dump_json(exclude_none=True)
+
+
+class OpenTurn:
+    """One turn in progress: its lease, the session the Runner works on, and what it buffered."""
+
+    def __init__(self, service: ConfidantSessionService, loaded: LoadedSession, holder: str):
+        self._service = service
+        self.loaded = loaded
+        self.key = loaded.record.key
+        self.holder = holder
+        self.session = _to_session(loaded)
+        self.events: list[Event] = []
+        self.session_state: dict[str, Any] = dict(loaded.record.state)
+        self.app_delta: dict[str, Any] = {}
+        self.user_delta: dict[str, Any] = {}
+        self.memories: list[MemoryRecord] = []
+        self.committed: SessionRecord | None = None
+
+    @property
+    def is_new(self) -> bool:
+        return self.loaded.record.revision == 0 and not self.loaded.record.tail
+
+    def matches(self, app_name: str, user_id: str, session_id: str) -> bool:
+        return (app_name, user_id, session_id) == (
+            self.key.app,
+            self.key.user_id,
+            self.key.session_id,
+        )
+
+    def buffer(self, event: Event) -> None:
+        delta = extract_state_delta(event.actions.state_delta if event.actions else {})
+        self.session_state.update(delta["session"])
+        self.app_delta.update(delta["app"])
+        self.user_delta.update(delta["user"])
+        self.events.append(event)
+
+    async def commit(self, *, jobs: list[JobRecord] | None = None) -> SessionRecord:
+        """Write the whole turn atomically; raises StaleTurnError and writes nothing if it lost."""
+        write = TurnWrite(
+            expected_revision=self.loaded.record.revision,
+            events=[_event_json(e) for e in self.events],
+            state=self.session_state,
+            app_delta=self.app_delta,
+            user_delta=self.user_delta,
+            memories=self.memories,
+            jobs=list(jobs or []),
+            lease_holder=self.holder,
+            now=self._service.clock(),
+        )
+        self.committed = await self._service.store.commit(self.key, write)
+        return self.committed
+
+
+_open_turn: contextvars.ContextVar[OpenTurn | None] = contextvars.ContextVar(
+    "confidant_open_turn", default=None
+)
+
+
+def current_turn() -> OpenTurn | None:
+    return _open_turn.get()
+
+
+class ConfidantSessionService(BaseSessionService):
+    """Sessions on any SessionStore; `get_session` returns the bounded tail, never all history."""
+
+    def __init__(self, store: SessionStore, *, clock: Clock = time.time) -> None:
+        self.store = store
+        self.clock = clock
+
+    @asynccontextmanager
+    async def turn(
+        self, key: SessionKey, *, ttl_s: float, create: bool = True, holder: str | None = None
+    ) -> AsyncIterator[OpenTurn]:
+        """Hold the session's lease for one turn; released (uncommitted) if the block fails."""
+        holder = holder or uuid.uuid4().hex
+        loaded = await self.store.begin_turn(
+            key, holder=holder, now=self.clock(), ttl_s=ttl_s, create=create
+        )
+        turn = OpenTurn(self, loaded, holder)
+        token = _open_turn.set(turn)
+        try:
+            yield turn
+        finally:
+            _open_turn.reset(token)
+            if turn.committed is None:
+                await self.store.end_turn(key, holder=holder)
+
+    # -- BaseSessionService ---------------------------------------------------------------------
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        delta = extract_state_delta(state or {})
+        key = SessionKey(user_id, app_name, (session_id or "").strip() or uuid.uuid4().hex)
+        try:
+            loaded = await self.store.create_session(
+                key,
+                state=delta["session"],
+                app_delta=delta["app"],
+                user_delta=delta["user"],
+                now=self.clock(),
+            )
+        except SessionExistsError as exc:
+            raise AlreadyExistsError(str(exc)) from exc
+        return _to_session(loaded)
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        turn = _open_turn.get()
+        if turn is not None and turn.matches(app_name, user_id, session_id):
+            return turn.session  # loaded with the lease; the Runner mutates this very object
+        loaded = await self.store.load(SessionKey(user_id, app_name, session_id))
+        return None if loaded is None else _to_session(loaded, config)
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        records = await self.store.list_sessions(app=app_name, user_id=user_id)
+        sessions = []
+        for record in records:
+            user_state = await self.store.user_state(app=app_name, user_id=record.key.user_id)
+            loaded = LoadedSession(record, {}, user_state)
+            session = _to_session(loaded)
+            session.events = []
+            sessions.append(session)
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        await self.store.delete_session(SessionKey(user_id, app_name, session_id))
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        return await self.store.user_state(app=app_name, user_id=user_id)
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if event.partial:
+            return event
+        self._apply_temp_state(session, event)
+        event = self._trim_temp_delta_state(event)
+        turn = _open_turn.get()
+        if turn is not None and turn.session is session:
+            turn.buffer(event)
+        else:
+            await self._commit_one(session, event)
+        return self._commit_event_to_session(session, event)
+
+    async def _commit_one(self, session: Session, event: Event) -> None:
+        delta = extract_state_delta(event.actions.state_delta if event.actions else {})
+        session_state = {
+            k: v
+            for k, v in session.state.items()
+            if not k.startswith((State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX))
+        }
+        session_state.update(delta["session"])
+        marker = session._storage_update_marker
+        write = TurnWrite(
+            expected_revision=int(marker) if marker is not None else 0,
+            events=[_event_json(event)],
+            state=session_state,
+            app_delta=delta["app"],
+            user_delta=delta["user"],
+            now=self.clock(),
+        )
+        try:
+            record = await self.store.commit(
+                SessionKey(session.user_id, session.app_name, session.id), write
+            )
+        except StaleTurnError as exc:
+            raise StaleSessionError(str(exc)) from exc
+        session._storage_update_marker = str(record.revision)
+        session.last_update_time = record.updated_at
