@@ -130,23 +130,38 @@ class ConfidantSessionService(BaseSessionService):
         self.store = store
         self.clock = clock
 
-    @asynccontextmanager
-    async def turn(
+    async def begin_turn(
         self, key: SessionKey, *, ttl_s: float, create: bool = True, holder: str | None = None
-    ) -> AsyncIterator[OpenTurn]:
-        """Hold the session's lease for one turn; released (uncommitted) if the block fails."""
+    ) -> OpenTurn:
+        """Take the session's lease; the caller must then run the turn inside `activate`."""
         holder = holder or uuid.uuid4().hex
         loaded = await self.store.begin_turn(
             key, holder=holder, now=self.clock(), ttl_s=ttl_s, create=create
         )
-        turn = OpenTurn(self, loaded, holder)
+        return OpenTurn(self, loaded, holder)
+
+    @asynccontextmanager
+    async def activate(self, turn: OpenTurn) -> AsyncIterator[OpenTurn]:
+        """Route this context's get/append calls to `turn`; release the lease if it never commits."""
         token = _open_turn.set(turn)
         try:
             yield turn
         finally:
             _open_turn.reset(token)
             if turn.committed is None:
-                await self.store.end_turn(key, holder=holder)
+                await self.release(turn)
+
+    async def release(self, turn: OpenTurn) -> None:
+        await self.store.end_turn(turn.key, holder=turn.holder)
+
+    @asynccontextmanager
+    async def turn(
+        self, key: SessionKey, *, ttl_s: float, create: bool = True, holder: str | None = None
+    ) -> AsyncIterator[OpenTurn]:
+        """Hold the session's lease for one turn; released (uncommitted) if the block fails."""
+        turn = await self.begin_turn(key, ttl_s=ttl_s, create=create, holder=holder)
+        async with self.activate(turn):
+            yield turn
 
     # -- BaseSessionService ---------------------------------------------------------------------
 

@@ -1,0 +1,108 @@
+"""The composition root: settings → adapters → services. Built once per process."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from agents.deps import AgentDeps
+from confidant.chat.service import ChatService, TurnPolicy
+from confidant.ports import IdentityVerifier, JobBus, WisdomIndex
+from confidant.sessions.records import TailPolicy
+from confidant.sessions.service import ConfidantSessionService
+from confidant.sessions.store import SessionStore
+from confidant.settings import Settings
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: SessionStore
+    sessions: ConfidantSessionService
+    chat: ChatService
+    identity: IdentityVerifier
+    jobs: JobBus
+
+    async def close(self) -> None:
+        await self.jobs.close()
+        await self.store.close()
+
+
+def _store(settings: Settings) -> SessionStore:
+    policy = TailPolicy(window=settings.window_events)
+    if settings.store == "firestore":
+        from google.cloud import firestore
+
+        from confidant.sessions.firestore_store import FirestoreSessionStore
+
+        client = firestore.AsyncClient(
+            project=settings.project_id, database=settings.firestore_database
+        )
+        return FirestoreSessionStore(client, policy=policy)
+    from confidant.sessions.sqlite_store import SqliteSessionStore
+
+    return SqliteSessionStore(settings.sqlite_path, policy=policy)
+
+
+def _jobs(settings: Settings) -> JobBus:
+    if settings.jobs == "pubsub":
+        from confidant.jobs import PubSubJobBus
+
+        return PubSubJobBus(settings.project_id, settings.pubsub_topic_prefix)
+    from confidant.jobs import InProcessJobBus
+
+    return InProcessJobBus()
+
+
+def _identity(settings: Settings) -> IdentityVerifier:
+    from confidant.identity import FirebaseTokenVerifier, HeaderIdentityVerifier
+
+    if settings.auth == "firebase":
+        assert settings.firebase_project_id  # checked by Settings
+        return FirebaseTokenVerifier(settings.firebase_project_id, settings.jwks_url)
+    return HeaderIdentityVerifier()
+
+
+def _wisdom(settings: Settings) -> WisdomIndex:
+    if settings.wisdom == "vertex":
+        raise NotImplementedError(
+            "the Vertex AI Vector Search adapter is not built yet; use CONFIDANT_WISDOM=local"
+        )
+    from confidant.wisdom.local_index import LocalWisdomIndex
+
+    return LocalWisdomIndex()
+
+
+def build_runtime(settings: Settings) -> Runtime:
+    from confidant.models.factory import build_model
+
+    store = _store(settings)
+    sessions = ConfidantSessionService(store)
+    jobs = _jobs(settings)
+    deps = AgentDeps(model=build_model(settings), wisdom=_wisdom(settings))
+    chat = ChatService(
+        sessions=sessions,
+        store=store,
+        deps=deps,
+        jobs=jobs,
+        policy=TurnPolicy(
+            busy_policy=settings.busy_policy,
+            busy_wait_s=settings.busy_wait_s,
+            lease_ttl_s=settings.lease_ttl_s,
+        ),
+    )
+    return Runtime(settings, store, sessions, chat, _identity(settings), jobs)
+
+
+_runtime: Runtime | None = None
+_runtime_lock = asyncio.Lock()
+
+
+async def get_runtime() -> Runtime:
+    """The process's runtime, built on first use from the environment (never at import)."""
+    global _runtime
+    if _runtime is None:
+        async with _runtime_lock:
+            if _runtime is None:
+                _runtime = build_runtime(Settings())
+    return _runtime

@@ -1,0 +1,1 @@
+"""The chat turn lifecycle."""

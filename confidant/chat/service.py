@@ -1,0 +1,240 @@
+"""The turn lifecycle: lease the session, run the app's fresh agent tree, stream, commit, publish.
+
+`ChatService.prepare` does everything that can fail with a status code (validation, the busy
+policy) before the first byte is sent; `PreparedTurn.stream` then yields UI message stream parts
+and ends with `finish` only after the turn is committed. A turn that fails commits nothing: the
+session is exactly as it was, and the client is told so in an `error` part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk import Runner
+from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.genai import types
+
+import agents
+from agents.deps import AgentDeps, TurnContext
+from agents.progress import protocol_progress
+from agents.safety import LOCALE_STATE_KEY
+from confidant.chat.memory import TurnMemoryService
+from confidant.chat.requests import ChatRequest
+from confidant.errors import (
+    BadRequestError,
+    ConfidantError,
+    SessionBusyError,
+    StaleTurnError,
+    TransientModelError,
+)
+from confidant.models.retry import RetryNotice, retry_listener
+from confidant.ports import JobBus, JobRecord
+from confidant.sessions.records import SessionKey
+from confidant.sessions.service import ConfidantSessionService, OpenTurn
+from confidant.sessions.store import SessionStore
+from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, error_part
+
+logger = logging.getLogger(__name__)
+
+_MEMORIES_PER_TURN = 5
+_END = object()
+
+
+@dataclass(frozen=True)
+class TurnPolicy:
+    busy_policy: str = "reject"  # or "wait"
+    busy_wait_s: float = 30.0
+    lease_ttl_s: float = 300.0
+
+
+@dataclass
+class TurnResult:
+    """What a finished turn produced (the JSON response is built from it)."""
+
+    session_id: str
+    text: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    progress: list[dict[str, Any]] = field(default_factory=list)
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    error: ConfidantError | None = None
+
+
+class ChatService:
+    def __init__(
+        self,
+        *,
+        sessions: ConfidantSessionService,
+        store: SessionStore,
+        deps: AgentDeps,
+        jobs: JobBus,
+        policy: TurnPolicy,
+    ) -> None:
+        self.sessions = sessions
+        self.store = store
+        self.deps = deps
+        self.jobs = jobs
+        self.policy = policy
+
+    async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn:
+        """Lease the session and load the turn's context; raises before anything is streamed."""
+        if request.app not in agents.APP_NAMES:
+            raise BadRequestError(
+                f"unknown app {request.app!r}; served apps: {', '.join(agents.APP_NAMES)}"
+            )
+        key = SessionKey(user_id, request.app, request.session_id or uuid.uuid4().hex)
+        turn, memories = await asyncio.gather(
+            self._lease(key), self.store.list_memories(user_id, limit=_MEMORIES_PER_TURN)
+        )
+        context = TurnContext(
+            user_id=user_id, session_id=key.session_id, locale=request.locale, memories=memories
+        )
+        return PreparedTurn(self, turn, request, context)
+
+    async def _lease(self, key: SessionKey) -> OpenTurn:
+        deadline = time.monotonic() + self.policy.busy_wait_s
+        delay = 0.05
+        while True:
+            try:
+                return await self.sessions.begin_turn(key, ttl_s=self.policy.lease_ttl_s)
+            except SessionBusyError:
+                if self.policy.busy_policy != "wait" or time.monotonic() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+class PreparedTurn:
+    """A leased session, ready to run; `stream()` must be iterated (or `abandon()` called)."""
+
+    def __init__(
+        self, service: ChatService, turn: OpenTurn, request: ChatRequest, context: TurnContext
+    ) -> None:
+        self._service = service
+        self._turn = turn
+        self._request = request
+        self._context = context
+        self.result = TurnResult(session_id=turn.key.session_id)
+
+    @property
+    def session_id(self) -> str:
+        return self._turn.key.session_id
+
+    async def abandon(self) -> None:
+        await self._service.sessions.release(self._turn)
+
+    async def stream(self) -> AsyncIterator[UIPart]:
+        """UI parts of the turn: start … finish, or start … error. Commits before `finish`."""
+        service, turn = self._service, self._turn
+        yield {"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"}
+        yield data_part("session", {"sessionId": self.session_id, "app": turn.key.app})
+        translator = EventTranslator()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        async with service.sessions.activate(turn):
+            runner_task = asyncio.create_task(self._run(queue))
+            try:
+                while (item := await queue.get()) is not _END:
+                    if isinstance(item, BaseException):
+                        raise item
+                    for part in self._parts(item, translator):
+                        yield part
+                for part in translator.finish():
+                    yield part
+                await turn.commit(jobs=self._jobs())
+            except ConfidantError as error:
+                yield from_error(self, translator, error)
+                return
+            except Exception:
+                logger.exception("turn failed (session %s)", self.session_id)
+                yield from_error(
+                    self, translator, ConfidantError("the reply failed because of a server error")
+                )
+                return
+            finally:
+                if not runner_task.done():
+                    runner_task.cancel()
+                    await asyncio.gather(runner_task, return_exceptions=True)
+        self.result.text = translator.reply
+        await self._publish(turn)
+        yield {"type": "finish"}
+
+    async def _run(self, queue: asyncio.Queue[Any]) -> None:
+        """Run the fresh agent tree; every event and retry notice goes to `queue`, then _END."""
+        service, turn = self._service, self._turn
+        app = agents.build_app(turn.key.app, service.deps, self._context)
+        runner = Runner(
+            app=app,
+            session_service=service.sessions,
+            memory_service=TurnMemoryService(service.store),
+        )
+
+        def on_retry(notice: RetryNotice) -> None:
+            queue.put_nowait(notice)
+
+        try:
+            with retry_listener(on_retry):
+                async for event in runner.run_async(
+                    user_id=turn.key.user_id,
+                    session_id=turn.key.session_id,
+                    new_message=types.UserContent(self._request.message),
+                    state_delta={LOCALE_STATE_KEY: self._request.locale},
+                    run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+                ):
+                    queue.put_nowait(event)
+                    if event.error_code:
+                        raise ConfidantError(
+                            f"the model ended the reply: {event.error_code}"
+                            + (f" ({event.error_message})" if event.error_message else "")
+                        )
+        except BaseException as error:  # handed to the streaming side, which decides
+            queue.put_nowait(error)
+        finally:
+            queue.put_nowait(_END)
+
+    def _parts(self, item: Any, translator: EventTranslator) -> list[UIPart]:
+        if isinstance(item, RetryNotice):
+            notice = item.model_dump()
+            self.result.retries.append(notice)
+            return [data_part("retry", notice, transient=True)]
+        parts = translator.translate(item)
+        for part in parts:
+            if part["type"] == "tool-input-available":
+                self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
+        if not item.partial and item.actions and item.actions.state_delta:
+            progress = protocol_progress(self._turn.key.app, item.actions.state_delta)
+            if progress is not None:
+                self.result.progress.append(progress)
+                parts.append(data_part("protocol-progress", progress))
+        return parts
+
+    def _jobs(self) -> list[JobRecord]:
+        # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.
+        return []
+
+    async def _publish(self, turn: OpenTurn) -> None:
+        jobs = self._jobs()
+        if not jobs:
+            return
+        try:
+            await self._service.jobs.publish(jobs)
+        except Exception:
+            # The jobs are in the outbox, committed with the turn; a sweeper can republish.
+            logger.exception("publishing post-turn jobs failed (session %s)", self.session_id)
+
+
+def from_error(
+    prepared: PreparedTurn, translator: EventTranslator, error: ConfidantError
+) -> UIPart:
+    prepared.result.error = error
+    if isinstance(error, TransientModelError):
+        text = f"The model is unavailable right now ({error.message})."
+    elif isinstance(error, StaleTurnError):
+        text = f"This reply could not be saved: {error.message}."
+    else:
+        text = error.message[:1].upper() + error.message[1:] + "."
+    return error_part(f"{text} Your message was not saved; please send it again.")

@@ -1,0 +1,1 @@
+"""The AI SDK UI message stream, spoken over SSE."""
