@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from google.adk.models import BaseLlm
+
 from agents.deps import AgentDeps
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.ports import IdentityVerifier, JobBus, WisdomIndex
@@ -73,13 +75,14 @@ def _wisdom(settings: Settings) -> WisdomIndex:
     return LocalWisdomIndex()
 
 
-def build_runtime(settings: Settings) -> Runtime:
+def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
+    """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
     from confidant.models.factory import build_model
 
     store = _store(settings)
     sessions = ConfidantSessionService(store)
     jobs = _jobs(settings)
-    deps = AgentDeps(model=build_model(settings), wisdom=_wisdom(settings))
+    deps = AgentDeps(model=model or build_model(settings), wisdom=_wisdom(settings))
     chat = ChatService(
         sessions=sessions,
         store=store,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
@@ -37,6 +38,8 @@ class ScriptedLlm(BaseLlm):
         step: Any = self.script.pop(0) if self.script else "ok"
         if callable(step) and not isinstance(step, types.Part):
             step = step(llm_request)
+            if inspect.isawaitable(step):
+                step = await step
         if isinstance(step, Exception):
             raise step
         if isinstance(step, LlmResponse):
