@@ -188,6 +188,7 @@ async def test_transient_model_errors_are_retried_and_shown(make_client) -> None
     model = RetryingLlm(inner=inner, delays=[0.01, 0.02, 0.04])
     client, runtime = make_client(model=model)
     parts, done = parse_frames((await _chat(client, {"message": "hi", "session_id": "r"})).text)
+    assert done
     retries = of_type(parts, "data-retry")
     assert [r["data"]["attempt"] for r in retries] == [1, 2]
     assert [r["data"]["delay_s"] for r in retries] == [0.01, 0.02]
