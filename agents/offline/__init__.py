@@ -1,0 +1,5 @@
+"""Offline, deterministic models (no network) for local runs, demos and tests."""
+
+from agents.offline.onemind_model import DEFAULT_MODEL_NAME, OfflineModel
+
+__all__ = ["DEFAULT_MODEL_NAME", "OfflineModel"]

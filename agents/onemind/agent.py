@@ -1,0 +1,119 @@
+"""The onemind app: one coach agent walking the user through the four-stage protocol."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.adk.agents import LlmAgent
+from google.adk.agents.readonly_context import ReadonlyContext
+from google.adk.apps import App
+
+from agents.deps import AgentDeps, TurnContext
+from agents.onemind import prompts, state_keys
+from agents.onemind.stages import STAGE_ORDER, current_stage, stage_index
+from agents.onemind.tools import (
+    CRYSTAL_KIND,
+    AdvanceStageTool,
+    RetrieveWisdomTool,
+    SaveCrystalTool,
+)
+from agents.safety import CrisisGuardPlugin
+from agents.safety.detector import normalise_locale
+from confidant.ports import MemoryRecord
+
+APP_NAME = "onemind"
+ROOT_AGENT_NAME = "onemind_coach"
+DEFAULT_LOCALE = "en"
+MAX_PAST_CRYSTALS = 3  # enough to build on without crowding the prompt
+MAX_CRYSTAL_TEXT_CHARS = 200
+
+
+def conversation_locale(state: Mapping[str, Any], turn: TurnContext) -> str:
+    """The session's `locale` when set, else the turn's, else English."""
+    return (
+        normalise_locale(state.get(state_keys.LOCALE))
+        or normalise_locale(turn.locale)
+        or DEFAULT_LOCALE
+    )
+
+
+def _one_line(text: str, limit: int = MAX_CRYSTAL_TEXT_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def past_crystal_lines(memories: Sequence[MemoryRecord]) -> list[str]:
+    """One "- name: insight" line per integration crystal in `memories` (newest first)."""
+    lines: list[str] = []
+    for record in memories:
+        if record.kind != CRYSTAL_KIND:
+            continue
+        name = str(record.data.get("name") or "").strip() or "crystal"
+        insight = str(record.data.get("insight") or record.text or "").strip()
+        lines.append(f"- {_one_line(name, 80)}: {_one_line(insight)}")
+        if len(lines) == MAX_PAST_CRYSTALS:
+            break
+    return lines
+
+
+def render_instruction(state: Mapping[str, Any], turn: TurnContext) -> str:
+    """The full system instruction for the current stage (pure, so it is easy to test)."""
+    stage = current_stage(state)
+    language = conversation_locale(state, turn)
+    sections = [
+        prompts.IDENTITY_AND_MISSION,
+        prompts.STATE_MARKERS_TEMPLATE.format(
+            stage_marker=prompts.STAGE_MARKER,
+            stage=stage.value,
+            language_marker=prompts.LANGUAGE_MARKER,
+            language=language,
+            stage_number=stage_index(stage),
+            language_name=prompts.LANGUAGE_NAMES[language],
+        ),
+        prompts.STAGE_RULES[stage],
+        prompts.TOOL_RULES,
+        prompts.ABSOLUTE_RULES,
+    ]
+    notes = state.get(state_keys.STAGE_NOTES) or {}
+    note_lines = [
+        f"- {finished.value}: {_one_line(str(notes[finished.value]))}"
+        for finished in STAGE_ORDER
+        if finished.value in notes
+    ]
+    if note_lines:
+        sections.append("\n".join([prompts.STAGE_NOTES_HEADER, *note_lines]))
+    crystal_lines = past_crystal_lines(turn.memories)
+    if crystal_lines:
+        sections.append("\n".join([prompts.PAST_INTEGRATIONS_HEADER, *crystal_lines]))
+    return "\n\n".join(sections)
+
+
+class OneMindInstruction:
+    """InstructionProvider bound to the turn; re-read on every model call, so a stage advanced
+    by a tool is reflected in the very next call of the same turn."""
+
+    def __init__(self, turn: TurnContext) -> None:
+        self._turn = turn
+
+    async def __call__(self, context: ReadonlyContext) -> str:
+        return render_instruction(context.state, self._turn)
+
+
+def build_onemind_app(deps: AgentDeps, turn: TurnContext) -> App:
+    """A fresh onemind tree for one request (agents are never shared between requests)."""
+    coach = LlmAgent(
+        name=ROOT_AGENT_NAME,
+        description="OneMind inner-integration coach (four-stage protocol).",
+        model=deps.model,
+        instruction=OneMindInstruction(turn),
+        tools=[
+            AdvanceStageTool(),
+            RetrieveWisdomTool(deps.wisdom, default_locale=turn.locale),
+            SaveCrystalTool(),
+        ],
+        # A single agent: no transfer targets, so ADK uses the simpler single flow.
+        disallow_transfer_to_parent=True,
+        disallow_transfer_to_peers=True,
+    )
+    return App(name=APP_NAME, root_agent=coach, plugins=[CrisisGuardPlugin()])
