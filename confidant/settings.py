@@ -63,12 +63,16 @@ class Settings(BaseSettings):
     max_body_bytes: int = 256_000
     default_locale: str = "en"
 
+    # Set by Cloud Run / Cloud Functions: header identity never starts there.
+    k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
+
     @model_validator(mode="after")
     def _refuse_header_auth_in_cloud(self) -> Settings:
         if self.auth == "header" and self.is_cloud:
             raise ConfigurationError(
                 "X-User-Id header identity is for local mode only; cloud adapters are configured "
-                f"(store={self.store}, jobs={self.jobs}). Set CONFIDANT_AUTH=firebase."
+                f"(store={self.store}, jobs={self.jobs}, K_SERVICE={self.k_service}). "
+                "Set CONFIDANT_AUTH=firebase."
             )
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
@@ -76,4 +80,4 @@ class Settings(BaseSettings):
 
     @property
     def is_cloud(self) -> bool:
-        return self.store == "firestore" or self.jobs == "pubsub"
+        return self.store == "firestore" or self.jobs == "pubsub" or self.k_service is not None
