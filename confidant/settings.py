@@ -15,7 +15,9 @@ class ConfigurationError(ValueError):
 class Settings(BaseSettings):
     """Every knob of a Confidant process; env vars are prefixed `CONFIDANT_`."""
 
-    model_config = SettingsConfigDict(env_prefix="CONFIDANT_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="CONFIDANT_", extra="ignore", populate_by_name=True
+    )
 
     # Adapters.
     store: Literal["sqlite", "firestore"] = "sqlite"

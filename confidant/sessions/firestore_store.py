@@ -17,6 +17,7 @@ and job documents the turn produced).
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 from typing import Any
 
 from google.cloud import firestore
@@ -45,6 +46,8 @@ CHUNKS = "chunks"
 MEMORIES = "memories"
 APP_STATES = "app_states"
 JOBS = "jobs"
+# Outbox records are idempotency keys for their jobs; Firestore's TTL policy drops them after this.
+JOB_RECORD_TTL = timedelta(days=7)
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -232,9 +235,8 @@ class FirestoreSessionStore:
                     codec.memory_to_row(memory),
                 )
             for job in write.jobs:
-                transaction.set(
-                    self.client.collection(JOBS).document(job.job_id), codec.job_to_row(job)
-                )
+                row = codec.job_to_row(job) | {"expire_at": job.created_at + JOB_RECORD_TTL}
+                transaction.set(self.client.collection(JOBS).document(job.job_id), row)
             return updated
 
         return await apply(self.client.transaction())

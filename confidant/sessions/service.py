@@ -142,7 +142,7 @@ class ConfidantSessionService(BaseSessionService):
 
     @asynccontextmanager
     async def activate(self, turn: OpenTurn) -> AsyncIterator[OpenTurn]:
-        """Route this context's get/append calls to `turn`; release the lease if it never commits."""
+        """Route this context's get/append calls to `turn`; release its lease unless committed."""
         token = _open_turn.set(turn)
         try:
             yield turn
