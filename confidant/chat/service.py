@@ -88,9 +88,17 @@ class ChatService:
                 f"unknown app {request.app!r}; served apps: {', '.join(agents.APP_NAMES)}"
             )
         key = SessionKey(user_id, request.app, request.session_id or uuid.uuid4().hex)
-        turn, memories = await asyncio.gather(
-            self._lease(key), self.store.list_memories(user_id, limit=_MEMORIES_PER_TURN)
+        leased, memories = await asyncio.gather(
+            self._lease(key),
+            self.store.list_memories(user_id, limit=_MEMORIES_PER_TURN),
+            return_exceptions=True,
         )
+        if isinstance(leased, BaseException):
+            raise leased
+        if isinstance(memories, BaseException):
+            await self.sessions.release(leased)  # never leave a lease behind a failed start
+            raise memories
+        turn = leased
         context = TurnContext(
             user_id=user_id, session_id=key.session_id, locale=request.locale, memories=memories
         )
