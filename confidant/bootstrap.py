@@ -80,7 +80,7 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     from confidant.models.factory import build_model
 
     store = _store(settings)
-    sessions = ConfidantSessionService(store)
+    sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
     deps = AgentDeps(model=model or build_model(settings), wisdom=_wisdom(settings))
     chat = ChatService(

@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     busy_wait_s: float = 30.0
     lease_ttl_s: float = 300.0
     window_events: int = 40
+    event_cache_size: int = 20_000  # parsed events kept per process (0 = parse every turn)
     max_message_chars: int = 8000
     max_body_bytes: int = 256_000
     default_locale: str = "en"

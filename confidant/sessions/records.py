@@ -156,11 +156,20 @@ def _spill(
     return tail[keep_from:], chunk
 
 
+def window_of(tail: list[StoredEvent], window: int) -> list[StoredEvent]:
+    """The events a turn hands the model: the last `window`, from the oldest pending call on."""
+    start = min(max(0, len(tail) - window), _first_pending_call_index(tail))
+    return tail[start:]
+
+
 def _first_pending_call_index(tail: list[StoredEvent]) -> int:
     """Index of the oldest event holding a long-running call that has no response yet."""
     pending: dict[str, int] = {}
     for index, stored in enumerate(tail):
-        event = json.loads(stored["json"])
+        text = stored["json"]
+        if "long_running_tool_ids" not in text and "function_response" not in text:
+            continue  # most events: no need to parse
+        event = json.loads(text)
         for call_id in event.get("long_running_tool_ids") or []:
             pending.setdefault(call_id, index)
         for part in (event.get("content") or {}).get("parts") or []:

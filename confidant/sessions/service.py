@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -26,7 +27,13 @@ from google.adk.sessions.state import State
 
 from confidant.errors import StaleTurnError
 from confidant.ports import JobRecord, MemoryRecord
-from confidant.sessions.records import SessionKey, SessionRecord, TurnWrite
+from confidant.sessions.records import (
+    SessionKey,
+    SessionRecord,
+    StoredEvent,
+    TurnWrite,
+    window_of,
+)
 from confidant.sessions.store import LoadedSession, SessionExistsError, SessionStore
 
 Clock = Callable[[], float]
@@ -39,9 +46,45 @@ def _merged_state(loaded: LoadedSession) -> dict[str, Any]:
     return state
 
 
-def _to_session(loaded: LoadedSession, config: GetSessionConfig | None = None) -> Session:
+class EventCache:
+    """Parsed events by (session, creation time, seq), so a warm instance skips re-validating
+    the window every turn. Stored events never change, and ADK treats session events as
+    read-only (it copies before editing request contents), so sharing them is safe."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._events: OrderedDict[tuple[Any, ...], Event] = OrderedDict()
+
+    def events(self, record: SessionRecord, stored: list[StoredEvent]) -> list[Event]:
+        if self.capacity <= 0:
+            return [Event.model_validate_json(e["json"]) for e in stored]
+        prefix = (record.key, record.created_at)
+        result = []
+        for entry in stored:
+            key = (*prefix, entry["seq"])
+            event = self._events.get(key)
+            if event is None:
+                event = Event.model_validate_json(entry["json"])
+                self._events[key] = event
+                if len(self._events) > self.capacity:
+                    self._events.popitem(last=False)
+            else:
+                self._events.move_to_end(key)
+            result.append(event)
+        return result
+
+
+_NO_CACHE = EventCache(0)
+
+
+def _to_session(
+    loaded: LoadedSession,
+    window: int,
+    config: GetSessionConfig | None = None,
+    cache: EventCache = _NO_CACHE,
+) -> Session:
     record = loaded.record
-    events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
+    events = list(cache.events(record, window_of(record.tail, window)))
     if config is not None:
         if config.after_timestamp is not None:
             events = [e for e in events if e.timestamp >= config.after_timestamp]
@@ -71,7 +114,7 @@ class OpenTurn:
         self.loaded = loaded
         self.key = loaded.record.key
         self.holder = holder
-        self.session = _to_session(loaded)
+        self.session = _to_session(loaded, service.store.policy.window, cache=service.event_cache)
         self.events: list[Event] = []
         self.session_state: dict[str, Any] = dict(loaded.record.state)
         self.app_delta: dict[str, Any] = {}
@@ -126,9 +169,12 @@ def current_turn() -> OpenTurn | None:
 class ConfidantSessionService(BaseSessionService):
     """Sessions on any SessionStore; `get_session` returns the bounded tail, never all history."""
 
-    def __init__(self, store: SessionStore, *, clock: Clock = time.time) -> None:
+    def __init__(
+        self, store: SessionStore, *, clock: Clock = time.time, event_cache_size: int = 0
+    ) -> None:
         self.store = store
         self.clock = clock
+        self.event_cache = EventCache(event_cache_size)
 
     async def begin_turn(
         self, key: SessionKey, *, ttl_s: float, create: bool = True, holder: str | None = None
@@ -185,7 +231,7 @@ class ConfidantSessionService(BaseSessionService):
             )
         except SessionExistsError as exc:
             raise AlreadyExistsError(str(exc)) from exc
-        return _to_session(loaded)
+        return _to_session(loaded, self.store.policy.window)
 
     async def get_session(
         self,
@@ -199,7 +245,7 @@ class ConfidantSessionService(BaseSessionService):
         if turn is not None and turn.matches(app_name, user_id, session_id):
             return turn.session  # loaded with the lease; the Runner mutates this very object
         loaded = await self.store.load(SessionKey(user_id, app_name, session_id))
-        return None if loaded is None else _to_session(loaded, config)
+        return None if loaded is None else _to_session(loaded, self.store.policy.window, config)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
@@ -209,7 +255,7 @@ class ConfidantSessionService(BaseSessionService):
         for record in records:
             user_state = await self.store.user_state(app=app_name, user_id=record.key.user_id)
             loaded = LoadedSession(record, {}, user_state)
-            session = _to_session(loaded)
+            session = _to_session(loaded, 0)
             session.events = []
             sessions.append(session)
         return ListSessionsResponse(sessions=sessions)
