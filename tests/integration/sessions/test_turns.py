@@ -247,3 +247,24 @@ async def test_delete_user_erases_everything(store) -> None:
     assert await store.list_sessions(app="turns", user_id="leaver") == []
     assert await store.list_memories("leaver") == []
     assert len(await store.list_sessions(app="turns", user_id="stayer")) == 1
+
+
+async def test_event_cache_reuses_parsed_events_only_for_the_same_stored_session(store) -> None:
+    service = ConfidantSessionService(store, event_cache_size=100)
+    key = SessionKey("cache-user", "turns", "cached")
+    async with service.turn(key, ttl_s=60) as turn:
+        turn.buffer(Event.model_validate_json(_event("kept")))
+        await turn.commit()
+    async with service.turn(key, ttl_s=60) as first:
+        await first.commit()
+    async with service.turn(key, ttl_s=60) as second:
+        assert second.session.events[0] is first.session.events[0]  # parsed once
+        await second.commit()
+    # A new session under the same id must never see the old one's events.
+    await store.delete_session(key)
+    async with service.turn(key, ttl_s=60) as turn:
+        turn.buffer(Event.model_validate_json(_event("fresh")))
+        await turn.commit()
+    async with service.turn(key, ttl_s=60) as turn:
+        assert [e.content.parts[0].text for e in turn.session.events] == ["fresh"]
+        await turn.commit()
