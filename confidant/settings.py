@@ -59,7 +59,7 @@ class Settings(BaseSettings):
     default_app: str = "onemind"
     busy_policy: Literal["reject", "wait"] = "reject"
     busy_wait_s: float = 30.0
-    lease_ttl_s: float = 300.0
+    lease_ttl_s: float = 30.0  # renewed every third of it while a turn runs
     window_events: int = 40
     event_cache_size: int = 20_000  # parsed events kept per process (0 = parse every turn)
     max_message_chars: int = 8000

@@ -50,7 +50,7 @@ _END = object()
 class TurnPolicy:
     busy_policy: str = "reject"  # or "wait"
     busy_wait_s: float = 30.0
-    lease_ttl_s: float = 300.0
+    lease_ttl_s: float = 30.0
 
 
 @dataclass
@@ -143,7 +143,7 @@ class PreparedTurn:
         yield data_part("session", {"sessionId": self.session_id, "app": turn.key.app})
         translator = EventTranslator()
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        async with service.sessions.activate(turn):
+        async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
             runner_task = asyncio.create_task(self._run(queue))
             try:
                 while (item := await queue.get()) is not _END:

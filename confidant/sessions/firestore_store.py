@@ -241,6 +241,19 @@ class FirestoreSessionStore:
 
         return await apply(self.client.transaction())
 
+    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
+        ref = self._session(key)
+
+        @firestore.async_transactional
+        async def renew(transaction: AsyncTransaction) -> bool:
+            snap = await ref.get(transaction=transaction, field_paths=["lease_holder"])
+            if not snap.exists or snap.get("lease_holder") != holder:
+                return False
+            transaction.update(ref, {"lease_expires": now + ttl_s})
+            return True
+
+        return await renew(self.client.transaction())
+
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:
         ref = self._session(key)
 

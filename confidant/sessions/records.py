@@ -86,6 +86,15 @@ def acquire_lease(record: SessionRecord, holder: str, now: float, ttl_s: float) 
     return replace(record, lease_holder=holder, lease_expires=now + ttl_s)
 
 
+def renew_lease(
+    record: SessionRecord, holder: str, now: float, ttl_s: float
+) -> SessionRecord | None:
+    """The record with `holder`'s lease extended, or None when `holder` no longer holds it."""
+    if record.lease_holder != holder:
+        return None
+    return replace(record, lease_expires=now + ttl_s)
+
+
 def release_lease(record: SessionRecord, holder: str) -> SessionRecord:
     if record.lease_holder != holder:
         return record

@@ -9,7 +9,9 @@ If the turn never commits, storage is exactly as before it.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
+import logging
 import time
 import uuid
 from collections import OrderedDict
@@ -35,6 +37,8 @@ from confidant.sessions.records import (
     window_of,
 )
 from confidant.sessions.store import LoadedSession, SessionExistsError, SessionStore
+
+logger = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
@@ -187,15 +191,38 @@ class ConfidantSessionService(BaseSessionService):
         return OpenTurn(self, loaded, holder)
 
     @asynccontextmanager
-    async def activate(self, turn: OpenTurn) -> AsyncIterator[OpenTurn]:
-        """Route this context's get/append calls to `turn`; release its lease unless committed."""
+    async def activate(
+        self, turn: OpenTurn, *, ttl_s: float | None = None
+    ) -> AsyncIterator[OpenTurn]:
+        """Route this context's get/append calls to `turn`; release its lease unless committed.
+
+        With `ttl_s`, a heartbeat renews the lease every third of it, so the lease can be short
+        (a crashed process frees its sessions quickly) while a slow turn keeps its session.
+        """
         token = _open_turn.set(turn)
+        heartbeat = asyncio.create_task(self._heartbeat(turn, ttl_s)) if ttl_s else None
         try:
             yield turn
         finally:
             _open_turn.reset(token)
+            if heartbeat is not None:
+                heartbeat.cancel()
+                await asyncio.gather(heartbeat, return_exceptions=True)
             if turn.committed is None:
                 await self.release(turn)
+
+    async def _heartbeat(self, turn: OpenTurn, ttl_s: float) -> None:
+        while True:
+            await asyncio.sleep(ttl_s / 3)
+            try:
+                renewed = await self.store.renew_turn(
+                    turn.key, holder=turn.holder, now=self.clock(), ttl_s=ttl_s
+                )
+            except Exception:
+                logger.warning("renewing the lease of %s failed", turn.key, exc_info=True)
+                continue
+            if not renewed:
+                return  # lost: the commit will be refused (StaleTurnError)
 
     async def release(self, turn: OpenTurn) -> None:
         await self.store.end_turn(turn.key, holder=turn.holder)
@@ -206,7 +233,7 @@ class ConfidantSessionService(BaseSessionService):
     ) -> AsyncIterator[OpenTurn]:
         """Hold the session's lease for one turn; released (uncommitted) if the block fails."""
         turn = await self.begin_turn(key, ttl_s=ttl_s, create=create, holder=holder)
-        async with self.activate(turn):
+        async with self.activate(turn, ttl_s=ttl_s):
             yield turn
 
     # -- BaseSessionService ---------------------------------------------------------------------

@@ -25,6 +25,7 @@ from confidant.sessions.records import (
     check_write,
     new_record,
     release_lease,
+    renew_lease,
 )
 from confidant.sessions.store import EventPage, LoadedSession, SessionExistsError
 
@@ -246,6 +247,14 @@ class SqliteSessionStore:
                     tuple(row.values()),
                 )
         return updated
+
+    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
+        async with self._transaction() as conn:
+            record = await self._get_record(conn, key)
+            renewed = None if record is None else renew_lease(record, holder, now, ttl_s)
+            if renewed is not None:
+                await self._put_record(conn, renewed)
+            return renewed is not None
 
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:
         async with self._transaction() as conn:

@@ -68,6 +68,10 @@ class SessionStore(Protocol):
         """Apply the turn atomically, or raise StaleTurnError and change nothing."""
         ...
 
+    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
+        """Extend `holder`'s lease; False when it no longer holds the session."""
+        ...
+
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:
         """Release the lease without committing (the turn failed or was abandoned)."""
         ...

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 
@@ -268,3 +269,26 @@ async def test_event_cache_reuses_parsed_events_only_for_the_same_stored_session
     async with service.turn(key, ttl_s=60) as turn:
         assert [e.content.parts[0].text for e in turn.session.events] == ["fresh"]
         await turn.commit()
+
+
+async def test_a_slow_turn_keeps_its_lease_and_a_dead_one_frees_the_session(store) -> None:
+    service = ConfidantSessionService(store)
+    key = SessionKey("turn-user", "turns", "heartbeat")
+    async with service.turn(key, ttl_s=0.6) as turn:
+        await asyncio.sleep(1.5)  # well past the ttl: the heartbeat renewed the lease
+        with pytest.raises(SessionBusyError):
+            await service.begin_turn(key, ttl_s=0.6)
+        turn.buffer(Event.model_validate_json(_event("slow but kept")))
+        await turn.commit()
+    # A process that died mid-turn never renews: the session is free again after the ttl.
+    await service.begin_turn(key, ttl_s=0.6)
+    with pytest.raises(SessionBusyError):
+        await service.begin_turn(key, ttl_s=0.6)
+    await asyncio.sleep(0.8)
+    async with service.turn(key, ttl_s=0.6) as turn:
+        await turn.commit()
+    texts = [
+        json.loads(e["json"])["content"]["parts"][0]["text"]
+        for e in (await store.load(key)).record.tail
+    ]
+    assert texts == ["slow but kept"]
