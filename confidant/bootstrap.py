@@ -14,6 +14,7 @@ from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
 from confidant.settings import Settings
+from confidant.warmup import warm_up
 
 
 @dataclass
@@ -107,5 +108,7 @@ async def get_runtime() -> Runtime:
     if _runtime is None:
         async with _runtime_lock:
             if _runtime is None:
-                _runtime = build_runtime(Settings())
+                runtime = build_runtime(Settings())
+                await warm_up(runtime.chat.deps, runtime.settings.default_app)
+                _runtime = runtime
     return _runtime
