@@ -32,7 +32,9 @@ class Runtime:
 
 
 def _store(settings: Settings) -> SessionStore:
-    policy = TailPolicy(window=settings.window_events)
+    policy = TailPolicy(
+        window=settings.window_events, tool_invocations=settings.window_tool_invocations
+    )
     if settings.store == "firestore":
         from google.cloud import firestore
 

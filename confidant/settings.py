@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     busy_wait_s: float = 30.0
     lease_ttl_s: float = 30.0  # renewed every third of it while a turn runs
     window_events: int = 40
+    window_tool_invocations: int | None = 2  # older tool calls/results leave the model's window
     event_cache_size: int = 20_000  # parsed events kept per process (0 = parse every turn)
     max_message_chars: int = 8000
     max_body_bytes: int = 256_000

@@ -33,6 +33,10 @@ class TailPolicy:
     window: int = 40
     flush_batch: int = 24
     max_tail_bytes: int = 600_000
+    # Tool calls and results older than this many invocations are left out of the model's
+    # window (their text replies stay): they cost tokens and request building every turn.
+    # None keeps them all.
+    tool_invocations: int | None = 2
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from confidant.sessions.records import (
     SessionKey,
     SessionRecord,
     StoredEvent,
+    TailPolicy,
     TurnWrite,
     window_of,
 )
@@ -81,14 +82,48 @@ class EventCache:
 _NO_CACHE = EventCache(0)
 
 
+def _is_tool_only(event: Event) -> bool:
+    parts = event.content.parts if event.content and event.content.parts else []
+    return bool(parts) and all(p.function_call or p.function_response for p in parts)
+
+
+def _call_ids(event: Event) -> set[str]:
+    ids = {c.id for c in event.get_function_calls() if c.id}
+    return ids | {r.id for r in event.get_function_responses() if r.id}
+
+
+def without_old_tool_events(events: list[Event], keep_invocations: int | None) -> list[Event]:
+    """Drop tool-only events of all but the last `keep_invocations` invocations.
+
+    A pending long-running call, and any call or response paired with an event that stays,
+    always stays, so the history the model sees is never left with half a pair.
+    """
+    if keep_invocations is None:
+        return events
+    recent: list[str] = []
+    for event in reversed(events):
+        if len(recent) >= keep_invocations:
+            break
+        if event.invocation_id not in recent:
+            recent.append(event.invocation_id)
+    droppable = [
+        e.invocation_id not in recent and not e.long_running_tool_ids and _is_tool_only(e)
+        for e in events
+    ]
+    pairs = list(zip(events, droppable, strict=True))
+    kept_ids = set().union(*(_call_ids(e) for e, drop in pairs if not drop))
+    return [e for e, drop in pairs if not drop or _call_ids(e) & kept_ids]
+
+
 def _to_session(
     loaded: LoadedSession,
-    window: int,
+    policy: TailPolicy,
     config: GetSessionConfig | None = None,
     cache: EventCache = _NO_CACHE,
 ) -> Session:
     record = loaded.record
-    events = list(cache.events(record, window_of(record.tail, window)))
+    events = cache.events(record, window_of(record.tail, policy.window))
+    events = without_old_tool_events(events, policy.tool_invocations)
     if config is not None:
         if config.after_timestamp is not None:
             events = [e for e in events if e.timestamp >= config.after_timestamp]
@@ -118,7 +153,7 @@ class OpenTurn:
         self.loaded = loaded
         self.key = loaded.record.key
         self.holder = holder
-        self.session = _to_session(loaded, service.store.policy.window, cache=service.event_cache)
+        self.session = _to_session(loaded, service.store.policy, cache=service.event_cache)
         self.events: list[Event] = []
         self.session_state: dict[str, Any] = dict(loaded.record.state)
         self.app_delta: dict[str, Any] = {}
@@ -258,7 +293,7 @@ class ConfidantSessionService(BaseSessionService):
             )
         except SessionExistsError as exc:
             raise AlreadyExistsError(str(exc)) from exc
-        return _to_session(loaded, self.store.policy.window)
+        return _to_session(loaded, self.store.policy)
 
     async def get_session(
         self,
@@ -272,7 +307,7 @@ class ConfidantSessionService(BaseSessionService):
         if turn is not None and turn.matches(app_name, user_id, session_id):
             return turn.session  # loaded with the lease; the Runner mutates this very object
         loaded = await self.store.load(SessionKey(user_id, app_name, session_id))
-        return None if loaded is None else _to_session(loaded, self.store.policy.window, config)
+        return None if loaded is None else _to_session(loaded, self.store.policy, config)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
@@ -282,7 +317,7 @@ class ConfidantSessionService(BaseSessionService):
         for record in records:
             user_state = await self.store.user_state(app=app_name, user_id=record.key.user_id)
             loaded = LoadedSession(record, {}, user_state)
-            session = _to_session(loaded, 0)
+            session = _to_session(loaded, TailPolicy(window=0))
             session.events = []
             sessions.append(session)
         return ListSessionsResponse(sessions=sessions)

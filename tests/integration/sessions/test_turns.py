@@ -14,7 +14,7 @@ from google.genai import types
 
 from confidant.errors import SessionBusyError, StaleTurnError
 from confidant.ports import JobRecord, MemoryRecord
-from confidant.sessions.records import SessionKey, TurnWrite
+from confidant.sessions.records import SessionKey, TailPolicy, TurnWrite
 from confidant.sessions.service import ConfidantSessionService
 from tests.integration.sessions.conftest import SMALL_TAIL
 from tests.support.scripted_model import ScriptedLlm, call
@@ -292,3 +292,31 @@ async def test_a_slow_turn_keeps_its_lease_and_a_dead_one_frees_the_session(stor
         for e in (await store.load(key)).record.tail
     ]
     assert texts == ["slow but kept"]
+
+
+async def test_old_tool_exchanges_leave_the_window_but_not_the_history(store) -> None:
+    store.policy = TailPolicy(window=40, tool_invocations=2)  # a window that holds every turn
+    service = ConfidantSessionService(store)
+    key = SessionKey("turn-user", "turns", "tools")
+
+    def add(a: int, b: int) -> dict:
+        """Add two numbers."""
+        return {"sum": a + b}
+
+    for n in range(4):
+        async with service.turn(key, ttl_s=60) as turn:
+            model = ScriptedLlm(script=[call("add", a=n, b=1), f"sum is {n + 1}"])
+            await _run(_runner(service, model, [add]), key, f"{n}+1?")
+            await turn.commit()
+    async with service.turn(key, ttl_s=60) as turn:
+        model = ScriptedLlm(script=["noted"])
+        await _run(_runner(service, model, [add]), key, "thanks")
+        await turn.commit()
+    seen = model.requests[0].contents
+    calls = [p.function_call.args for c in seen for p in c.parts if p.function_call]
+    texts = [p.text for c in seen for p in c.parts if p.text]
+    assert calls == [{"a": 2, "b": 1}, {"a": 3, "b": 1}]  # the last two turns' exchanges
+    assert [t for t in texts if t.startswith("sum is")] == [f"sum is {n}" for n in (1, 2, 3, 4)]
+    page = await store.read_events(key, after_seq=None, limit=100)
+    stored_calls = [e for e in page.events if '"function_call"' in e["json"]]
+    assert len(stored_calls) == 4  # storage keeps every exchange
