@@ -76,10 +76,15 @@ resource "google_cloud_run_v2_service" "chat" {
         }
       }
 
+      # /healthz builds the runtime and runs the warm-up turn, so traffic arrives warm.
       startup_probe {
-        tcp_socket {
+        http_get {
+          path = "/healthz"
           port = 8080
         }
+        initial_delay_seconds = 0
+        period_seconds        = 2
+        failure_threshold     = 30
       }
     }
   }
