@@ -12,12 +12,13 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk import Runner
 from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.events import Event
 from google.genai import types
 
 import agents
@@ -44,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 _MEMORIES_PER_TURN = 5
 _END = object()
+# Turns whose client may have gone: kept referenced so they run to their commit.
+_turns_in_flight: set[asyncio.Task[None]] = set()
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ class ChatService:
 
 
 class PreparedTurn:
-    """A leased session, ready to run; `stream()` must be iterated (or `abandon()` called)."""
+    """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
 
     def __init__(
         self, service: ChatService, turn: OpenTurn, request: ChatRequest, context: TurnContext
@@ -133,46 +136,47 @@ class PreparedTurn:
     def session_id(self) -> str:
         return self._turn.key.session_id
 
-    async def abandon(self) -> None:
-        await self._service.sessions.release(self._turn)
-
     async def stream(self) -> AsyncIterator[UIPart]:
-        """UI parts of the turn: start … finish, or start … error. Commits before `finish`."""
-        service, turn = self._service, self._turn
-        yield {"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"}
-        yield data_part("session", {"sessionId": self.session_id, "app": turn.key.app})
-        translator = EventTranslator()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
-            runner_task = asyncio.create_task(self._run(queue))
-            try:
-                while (item := await queue.get()) is not _END:
-                    if isinstance(item, BaseException):
-                        raise item
-                    for part in self._parts(item, translator):
-                        yield part
-                for part in translator.finish():
-                    yield part
-                await turn.commit(jobs=self._jobs())
-            except ConfidantError as error:
-                yield from_error(self, translator, error)
-                return
-            except Exception:
-                logger.exception("turn failed (session %s)", self.session_id)
-                yield from_error(
-                    self, translator, ConfidantError("the reply failed because of a server error")
-                )
-                return
-            finally:
-                if not runner_task.done():
-                    runner_task.cancel()
-                    await asyncio.gather(runner_task, return_exceptions=True)
-        self.result.text = translator.reply
-        await self._publish(turn)
-        yield {"type": "finish"}
+        """UI parts of the turn: start … finish, or start … error. Commits before `finish`.
 
-    async def _run(self, queue: asyncio.Queue[Any]) -> None:
-        """Run the fresh agent tree; every event and retry notice goes to `queue`, then _END."""
+        The turn runs in a task of its own and this generator only relays its parts, so a
+        client that goes away mid-reply loses nothing: the turn still finishes and commits.
+        """
+        parts: asyncio.Queue[Any] = asyncio.Queue()
+        task = asyncio.create_task(self._complete(parts.put_nowait))
+        _turns_in_flight.add(task)  # a strong reference until it is done
+        task.add_done_callback(_turns_in_flight.discard)
+        while (part := await parts.get()) is not _END:
+            yield part
+
+    async def _complete(self, emit: Callable[[Any], None]) -> None:
+        service, turn = self._service, self._turn
+        try:
+            emit({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
+            emit(data_part("session", {"sessionId": self.session_id, "app": turn.key.app}))
+            translator = EventTranslator()
+            async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
+                try:
+                    await self._run(emit, translator)
+                    for part in translator.finish():
+                        emit(part)
+                    await turn.commit(jobs=self._jobs())
+                except ConfidantError as error:
+                    emit(from_error(self, translator, error))
+                    return
+                except Exception:
+                    logger.exception("turn failed (session %s)", self.session_id)
+                    failure = ConfidantError("the reply failed because of a server error")
+                    emit(from_error(self, translator, failure))
+                    return
+            self.result.text = translator.reply
+            await self._publish(turn)
+            emit({"type": "finish"})
+        finally:
+            emit(_END)
+
+    async def _run(self, emit: Callable[[Any], None], translator: EventTranslator) -> None:
+        """Run the fresh agent tree, emitting UI parts for its events and for model retries."""
         service, turn = self._service, self._turn
         app = agents.build_app(turn.key.app, service.deps, self._context)
         runner = Runner(
@@ -182,33 +186,26 @@ class PreparedTurn:
         )
 
         def on_retry(notice: RetryNotice) -> None:
-            queue.put_nowait(notice)
+            self.result.retries.append(notice.model_dump())
+            emit(data_part("retry", notice.model_dump(), transient=True))
 
-        try:
-            with retry_listener(on_retry):
-                async for event in runner.run_async(
-                    user_id=turn.key.user_id,
-                    session_id=turn.key.session_id,
-                    new_message=types.UserContent(self._request.message),
-                    state_delta={LOCALE_STATE_KEY: self._request.locale},
-                    run_config=RunConfig(streaming_mode=StreamingMode.SSE),
-                ):
-                    queue.put_nowait(event)
-                    if event.error_code:
-                        raise ConfidantError(
-                            f"the model ended the reply: {event.error_code}"
-                            + (f" ({event.error_message})" if event.error_message else "")
-                        )
-        except BaseException as error:  # handed to the streaming side, which decides
-            queue.put_nowait(error)
-        finally:
-            queue.put_nowait(_END)
+        with retry_listener(on_retry):
+            async for event in runner.run_async(
+                user_id=turn.key.user_id,
+                session_id=turn.key.session_id,
+                new_message=types.UserContent(self._request.message),
+                state_delta={LOCALE_STATE_KEY: self._request.locale},
+                run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+            ):
+                for part in self._parts(event, translator):
+                    emit(part)
+                if event.error_code:
+                    raise ConfidantError(
+                        f"the model ended the reply: {event.error_code}"
+                        + (f" ({event.error_message})" if event.error_message else "")
+                    )
 
-    def _parts(self, item: Any, translator: EventTranslator) -> list[UIPart]:
-        if isinstance(item, RetryNotice):
-            notice = item.model_dump()
-            self.result.retries.append(notice)
-            return [data_part("retry", notice, transient=True)]
+    def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
         parts = translator.translate(item)
         for part in parts:
             if part["type"] == "tool-input-available":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import httpx
 
@@ -47,3 +48,37 @@ def test_header_identity_refuses_to_start_in_cloud_mode() -> None:
         assert result.returncode != 0
         assert "refusing to start" in result.stderr
         assert "CONFIDANT_AUTH=firebase" in result.stderr
+
+
+def test_a_client_that_leaves_mid_reply_loses_nothing(tmp_path) -> None:
+    port = free_port()
+    env = base_env(
+        PORT=str(port),
+        CONFIDANT_SQLITE_PATH=str(tmp_path / "leave.db"),
+        CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300",
+    )
+    server = start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+    headers = {"X-User-Id": "leaver"}
+    try:
+        with httpx.Client(base_url=server.base_url, timeout=30) as client:
+            body = {"message": "I keep avoiding the hard email", "session_id": "gone"}
+            with client.stream("POST", "/v1/chat", json=body, headers=headers) as response:
+                for line in response.iter_lines():
+                    if '"text-delta"' in line:
+                        break  # the reply has started: hang up mid-stream
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                got = client.get("/v1/sessions/gone", headers=headers)
+                if got.status_code == 200 and not got.json()["session"]["busy"]:
+                    break
+                time.sleep(0.2)
+            events = got.json()["events"]
+            assert [e["author"] for e in events] == ["user", "onemind_coach"]
+            assert events[1]["content"]["parts"][0]["text"]
+            # The session takes the next message at once.
+            again = client.post(
+                "/v1/chat", json={"message": "ok", "session_id": "gone"}, headers=headers
+            )
+            assert again.status_code == 200
+    finally:
+        stop_server(server)
