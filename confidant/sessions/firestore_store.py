@@ -20,13 +20,16 @@ import asyncio
 from datetime import timedelta
 from typing import Any
 
+from google.api_core import exceptions as gexc
 from google.cloud import firestore
+from google.cloud.firestore_v1.async_batch import AsyncWriteBatch
 from google.cloud.firestore_v1.async_transaction import AsyncTransaction
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
 from confidant.sessions import codec
 from confidant.sessions.records import (
+    EventChunk,
     SessionKey,
     SessionRecord,
     TailPolicy,
@@ -48,6 +51,8 @@ APP_STATES = "app_states"
 JOBS = "jobs"
 # Outbox records are idempotency keys for their jobs; Firestore's TTL policy drops them after this.
 JOB_RECORD_TTL = timedelta(days=7)
+# begin_turn re-reads and retries when another writer slips in between its read and its write.
+_LEASE_ATTEMPTS = 5
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -175,37 +180,45 @@ class FirestoreSessionStore:
     async def begin_turn(
         self, key: SessionKey, *, holder: str, now: float, ttl_s: float, create: bool
     ) -> LoadedSession:
+        """Read, then write the lease on the precondition that the document is unchanged.
+
+        Two round trips (the state documents are read alongside the first), where a
+        transaction costs three; the write's update time is the turn's lease token.
+        """
         ref = self._session(key)
-
-        @firestore.async_transactional
-        async def take_lease(transaction: AsyncTransaction) -> SessionRecord:
-            snap = await ref.get(transaction=transaction)
-            if not snap.exists:
-                if not create:
-                    raise NotFoundError(f"session {key.session_id!r} not found")
-                record = new_record(key, {}, now)
-            else:
-                record = self._record(key, snap.to_dict())
-                if not record.lease_free(now):
-                    raise SessionBusyError(
-                        "another message on this session is still being answered; "
-                        "retry when it has finished"
+        for _ in range(_LEASE_ATTEMPTS):
+            snap, (app_state, user_state) = await asyncio.gather(ref.get(), self._scoped_state(key))
+            try:
+                if not snap.exists:
+                    if not create:
+                        raise NotFoundError(f"session {key.session_id!r} not found")
+                    record = acquire_lease(new_record(key, {}, now), holder, now, ttl_s)
+                    result = await ref.create(self._doc(record))
+                else:
+                    record = self._record(key, snap.to_dict())
+                    if not record.lease_free(now):
+                        raise SessionBusyError(
+                            "another message on this session is still being answered; "
+                            "retry when it has finished"
+                        )
+                    record = acquire_lease(record, holder, now, ttl_s)
+                    result = await ref.update(
+                        {"lease_holder": holder, "lease_expires": record.lease_expires},
+                        option=self.client.write_option(last_update_time=snap.update_time),
                     )
-            record = acquire_lease(record, holder, now, ttl_s)
-            if snap.exists:
-                transaction.update(
-                    ref, {"lease_holder": holder, "lease_expires": record.lease_expires}
-                )
-            else:
-                transaction.create(ref, self._doc(record))
-            return record
-
-        record, (app_state, user_state) = await asyncio.gather(
-            take_lease(self.client.transaction()), self._scoped_state(key)
-        )
-        return LoadedSession(record, app_state, user_state)
+            except (gexc.AlreadyExists, gexc.Conflict, gexc.FailedPrecondition):
+                continue  # another writer got there first: look again
+            return LoadedSession(record, app_state, user_state, result.update_time)
+        raise SessionBusyError("the session is contended; retry shortly")
 
     async def commit(self, key: SessionKey, write: TurnWrite) -> SessionRecord:
+        if (
+            write.base is not None
+            and write.lease_token is not None
+            and not write.app_delta
+            and not write.user_delta
+        ):
+            return await self._commit_on_lease(key, write, write.base, write.lease_token)
         ref = self._session(key)
 
         @firestore.async_transactional
@@ -220,39 +233,76 @@ class FirestoreSessionStore:
             await self._write_scoped_deltas(transaction, key, write.app_delta, write.user_delta)
             updated, chunk = apply_write(record, write, self.policy)
             transaction.set(ref, self._doc(updated))
-            if chunk is not None:
-                transaction.create(
-                    ref.collection(CHUNKS).document(_chunk_id(chunk.first_seq)),
-                    {
-                        "first_seq": chunk.first_seq,
-                        "last_seq": chunk.last_seq,
-                        "events": codec.dumps(chunk.events),
-                    },
-                )
-            for memory in write.memories:
-                transaction.set(
-                    self._user(memory.user_id).collection(MEMORIES).document(memory.id),
-                    codec.memory_to_row(memory),
-                )
-            for job in write.jobs:
-                row = codec.job_to_row(job) | {"expire_at": job.created_at + JOB_RECORD_TTL}
-                transaction.set(self.client.collection(JOBS).document(job.job_id), row)
+            self._write_turn_documents(transaction, ref, write, chunk)
             return updated
 
         return await apply(self.client.transaction())
 
-    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
+    async def _commit_on_lease(
+        self, key: SessionKey, write: TurnWrite, base: SessionRecord, token: object
+    ) -> SessionRecord:
+        """One write RPC: the turn's documents, on the precondition that the session is still
+        exactly as this turn's lease left it (any other writer changes its update time)."""
         ref = self._session(key)
+        reason = check_write(base, write, write.now)
+        if reason:
+            raise StaleTurnError(reason)
+        updated, chunk = apply_write(base, write, self.policy)
+        batch = self.client.batch()
+        batch.update(
+            ref, self._doc(updated), option=self.client.write_option(last_update_time=token)
+        )
+        self._write_turn_documents(batch, ref, write, chunk)
+        try:
+            await batch.commit()
+        except (gexc.FailedPrecondition, gexc.NotFound) as exc:
+            raise StaleTurnError(
+                "the session changed since this turn took it (lease lost or session deleted)"
+            ) from exc
+        return updated
 
-        @firestore.async_transactional
-        async def renew(transaction: AsyncTransaction) -> bool:
-            snap = await ref.get(transaction=transaction, field_paths=["lease_holder"])
+    def _write_turn_documents(
+        self,
+        writer: AsyncTransaction | AsyncWriteBatch,
+        ref: firestore.AsyncDocumentReference,
+        write: TurnWrite,
+        chunk: EventChunk | None,
+    ) -> None:
+        if chunk is not None:
+            writer.create(
+                ref.collection(CHUNKS).document(_chunk_id(chunk.first_seq)),
+                {
+                    "first_seq": chunk.first_seq,
+                    "last_seq": chunk.last_seq,
+                    "events": codec.dumps(chunk.events),
+                },
+            )
+        for memory in write.memories:
+            writer.set(
+                self._user(memory.user_id).collection(MEMORIES).document(memory.id),
+                codec.memory_to_row(memory),
+            )
+        for job in write.jobs:
+            row = codec.job_to_row(job) | {"expire_at": job.created_at + JOB_RECORD_TTL}
+            writer.set(self.client.collection(JOBS).document(job.job_id), row)
+
+    async def renew_turn(
+        self, key: SessionKey, *, holder: str, now: float, ttl_s: float, token: object | None
+    ) -> object | None:
+        ref = self._session(key)
+        if token is None:
+            snap = await ref.get(field_paths=["lease_holder"])
             if not snap.exists or snap.get("lease_holder") != holder:
-                return False
-            transaction.update(ref, {"lease_expires": now + ttl_s})
-            return True
-
-        return await renew(self.client.transaction())
+                return None
+            token = snap.update_time
+        try:
+            result = await ref.update(
+                {"lease_expires": now + ttl_s},
+                option=self.client.write_option(last_update_time=token),
+            )
+        except (gexc.FailedPrecondition, gexc.NotFound):
+            return None  # someone else wrote the session: the lease is gone
+        return result.update_time
 
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:
         ref = self._session(key)

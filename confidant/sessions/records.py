@@ -78,6 +78,10 @@ class TurnWrite:
     jobs: list[JobRecord] = field(default_factory=list)
     lease_holder: str | None = None  # the lease this write must hold (and releases)
     now: float = 0.0
+    # The record as the lease loaded it, and the store's token for that version: a store may
+    # then commit without re-reading, on the precondition that nothing else wrote since.
+    base: SessionRecord | None = None
+    lease_token: object | None = None
 
 
 def new_record(key: SessionKey, state: dict[str, Any], now: float) -> SessionRecord:

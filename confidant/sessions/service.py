@@ -160,6 +160,8 @@ class OpenTurn:
         self.user_delta: dict[str, Any] = {}
         self.memories: list[MemoryRecord] = []
         self.committed: SessionRecord | None = None
+        self.lease_token = loaded.lease_token
+        self.lease_lock = asyncio.Lock()  # a renewal and the commit never overlap
 
     @property
     def is_new(self) -> bool:
@@ -181,18 +183,21 @@ class OpenTurn:
 
     async def commit(self, *, jobs: list[JobRecord] | None = None) -> SessionRecord:
         """Write the whole turn atomically; raises StaleTurnError and writes nothing if it lost."""
-        write = TurnWrite(
-            expected_revision=self.loaded.record.revision,
-            events=[_event_json(e) for e in self.events],
-            state=self.session_state,
-            app_delta=self.app_delta,
-            user_delta=self.user_delta,
-            memories=self.memories,
-            jobs=list(jobs or []),
-            lease_holder=self.holder,
-            now=self._service.clock(),
-        )
-        self.committed = await self._service.store.commit(self.key, write)
+        async with self.lease_lock:
+            write = TurnWrite(
+                expected_revision=self.loaded.record.revision,
+                events=[_event_json(e) for e in self.events],
+                state=self.session_state,
+                app_delta=self.app_delta,
+                user_delta=self.user_delta,
+                memories=self.memories,
+                jobs=list(jobs or []),
+                lease_holder=self.holder,
+                now=self._service.clock(),
+                base=self.loaded.record,
+                lease_token=self.lease_token,
+            )
+            self.committed = await self._service.store.commit(self.key, write)
         return self.committed
 
 
@@ -250,14 +255,22 @@ class ConfidantSessionService(BaseSessionService):
         while True:
             await asyncio.sleep(ttl_s / 3)
             try:
-                renewed = await self.store.renew_turn(
-                    turn.key, holder=turn.holder, now=self.clock(), ttl_s=ttl_s
-                )
+                async with turn.lease_lock:
+                    if turn.committed is not None:
+                        return
+                    token = await self.store.renew_turn(
+                        turn.key,
+                        holder=turn.holder,
+                        now=self.clock(),
+                        ttl_s=ttl_s,
+                        token=turn.lease_token,
+                    )
             except Exception:
                 logger.warning("renewing the lease of %s failed", turn.key, exc_info=True)
                 continue
-            if not renewed:
+            if token is None:
                 return  # lost: the commit will be refused (StaleTurnError)
+            turn.lease_token = token
 
     async def release(self, turn: OpenTurn) -> None:
         await self.store.end_turn(turn.key, holder=turn.holder)

@@ -222,7 +222,7 @@ class SqliteSessionStore:
             record = acquire_lease(record, holder, now, ttl_s)
             await self._put_record(conn, record)
             app_state, user_state = await self._scoped_state(conn, key)
-        return LoadedSession(record, app_state, user_state)
+        return LoadedSession(record, app_state, user_state, lease_token=holder)
 
     async def commit(self, key: SessionKey, write: TurnWrite) -> SessionRecord:
         async with self._transaction() as conn:
@@ -248,13 +248,17 @@ class SqliteSessionStore:
                 )
         return updated
 
-    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
+    async def renew_turn(
+        self, key: SessionKey, *, holder: str, now: float, ttl_s: float, token: object | None
+    ) -> object | None:
+        # SQLite commits re-check inside their transaction, so the token is just the holder.
         async with self._transaction() as conn:
             record = await self._get_record(conn, key)
             renewed = None if record is None else renew_lease(record, holder, now, ttl_s)
-            if renewed is not None:
-                await self._put_record(conn, renewed)
-            return renewed is not None
+            if renewed is None:
+                return None
+            await self._put_record(conn, renewed)
+            return holder
 
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:
         async with self._transaction() as conn:

@@ -26,6 +26,7 @@ class LoadedSession:
     record: SessionRecord
     app_state: dict[str, Any]
     user_state: dict[str, Any]
+    lease_token: object | None = None  # from begin_turn: the version the lease wrote
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,10 @@ class SessionStore(Protocol):
         """Apply the turn atomically, or raise StaleTurnError and change nothing."""
         ...
 
-    async def renew_turn(self, key: SessionKey, *, holder: str, now: float, ttl_s: float) -> bool:
-        """Extend `holder`'s lease; False when it no longer holds the session."""
+    async def renew_turn(
+        self, key: SessionKey, *, holder: str, now: float, ttl_s: float, token: object | None
+    ) -> object | None:
+        """Extend `holder`'s lease; the new lease token, or None when the lease is lost."""
         ...
 
     async def end_turn(self, key: SessionKey, *, holder: str) -> None:

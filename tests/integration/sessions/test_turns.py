@@ -320,3 +320,31 @@ async def test_old_tool_exchanges_leave_the_window_but_not_the_history(store) ->
     page = await store.read_events(key, after_seq=None, limit=100)
     stored_calls = [e for e in page.events if '"function_call"' in e["json"]]
     assert len(stored_calls) == 4  # storage keeps every exchange
+
+
+async def test_a_turn_on_a_deleted_session_commits_nothing(store) -> None:
+    service = ConfidantSessionService(store)
+    key = SessionKey("turn-user", "turns", "vanishing")
+    async with service.turn(key, ttl_s=60) as turn:
+        turn.buffer(Event.model_validate_json(_event("first")))
+        await turn.commit()
+    with pytest.raises(StaleTurnError):
+        async with service.turn(key, ttl_s=60) as turn:
+            turn.buffer(Event.model_validate_json(_event("into the void")))
+            assert await store.delete_session(key)
+            await turn.commit()
+    assert await store.load(key) is None
+
+
+async def test_a_turn_with_user_and_app_state_commits_them_together(store) -> None:
+    service = ConfidantSessionService(store)
+    key = SessionKey("turn-user", "turns", "scoped")
+    delta = {"user:name": "Mei", "app:greeting": "hi", "mood": "calm"}
+    async with service.turn(key, ttl_s=60) as turn:
+        turn.buffer(Event.model_validate_json(_event("hello", actions={"state_delta": delta})))
+        await turn.commit()
+    loaded = await store.load(key)
+    assert loaded.record.state == {"mood": "calm"}
+    assert loaded.user_state == {"name": "Mei"}
+    assert loaded.app_state["greeting"] == "hi"
+    assert loaded.record.lease_holder is None
