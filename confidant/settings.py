@@ -66,6 +66,7 @@ class Settings(BaseSettings):
     max_message_chars: int = 8000
     max_body_bytes: int = 256_000
     default_locale: str = "en"
+    cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")

@@ -38,6 +38,25 @@ def _error(error: ConfidantError) -> JSONResponse:
 
 
 async def handle(request: Request, runtime: Runtime) -> Response:
+    response = await _route(request, runtime)
+    _add_cors(request, response, runtime.settings.cors_origins)
+    return response
+
+
+def _add_cors(request: Request, response: Response, allowed: list[str]) -> None:
+    """Browsers on an allowed origin may call every route (useChat from a web app)."""
+    origin = request.headers.get("origin")
+    if not origin or not ("*" in allowed or origin in allowed):
+        return
+    response.headers["access-control-allow-origin"] = origin
+    response.headers["vary"] = "Origin"
+    response.headers["access-control-allow-methods"] = "GET, POST, DELETE, OPTIONS"
+    response.headers["access-control-allow-headers"] = "authorization, content-type, x-user-id"
+    response.headers["access-control-expose-headers"] = "x-vercel-ai-ui-message-stream"
+    response.headers["access-control-max-age"] = "600"
+
+
+async def _route(request: Request, runtime: Runtime) -> Response:
     path = request.url.path.rstrip("/") or "/"
     method = request.method
     try:

@@ -248,3 +248,23 @@ async def test_second_message_on_a_busy_session_gets_409(make_client) -> None:
     assert second.json()["error"]["code"] == "session_busy"
     release.set()
     assert (await first).status_code == 200
+
+
+async def test_cors_lets_an_allowed_web_app_call_the_api(make_client) -> None:
+    client, _ = make_client(cors_origins=["https://app.example"])
+    preflight = await client.options(
+        "/v1/chat",
+        headers={"origin": "https://app.example", "access-control-request-method": "POST"},
+    )
+    assert preflight.status_code == 204
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example"
+    assert "x-user-id" in preflight.headers["access-control-allow-headers"]
+    response = await client.post(
+        "/v1/chat", json={"message": "hi"}, headers={**ALICE, "origin": "https://app.example"}
+    )
+    assert response.headers["access-control-allow-origin"] == "https://app.example"
+    assert "x-vercel-ai-ui-message-stream" in response.headers["access-control-expose-headers"]
+    other = await client.post(
+        "/v1/chat", json={"message": "hi"}, headers={**ALICE, "origin": "https://evil.example"}
+    )
+    assert "access-control-allow-origin" not in other.headers
