@@ -160,7 +160,8 @@ class PreparedTurn:
                     await self._run(emit, translator)
                     for part in translator.finish():
                         emit(part)
-                    await turn.commit(jobs=self._jobs())
+                    jobs = self._jobs()
+                    await turn.commit(jobs=jobs)
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
                     return
@@ -170,7 +171,7 @@ class PreparedTurn:
                     emit(from_error(self, translator, failure))
                     return
             self.result.text = translator.reply
-            await self._publish(turn)
+            await self._publish(jobs)
             emit({"type": "finish"})
         finally:
             emit(_END)
@@ -221,8 +222,8 @@ class PreparedTurn:
         # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.
         return []
 
-    async def _publish(self, turn: OpenTurn) -> None:
-        jobs = self._jobs()
+    async def _publish(self, jobs: list[JobRecord]) -> None:
+        """Publish exactly the jobs the commit wrote to the outbox."""
         if not jobs:
             return
         try:

@@ -142,9 +142,8 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
             pass
         result = prepared.result
         if result.error is not None:
-            status = result.error.status if result.error.status != 500 else 500
             payload = result.error.to_json() | {"session_id": result.session_id}
-            return JSONResponse(payload, status_code=status)
+            return JSONResponse(payload, status_code=result.error.status)
         return JSONResponse(
             {
                 "session_id": result.session_id,
@@ -197,10 +196,7 @@ def _page_args(request: Request) -> tuple[int, int | None]:
 
 async def _get_session(request: Request, runtime: Runtime, key: SessionKey) -> Response:
     size, after = _page_args(request)
-    loaded = await runtime.store.load(key)
-    if loaded is None:
-        raise NotFoundError(f"session {key.session_id!r} not found")
-    page = await runtime.store.read_events(key, after_seq=after, limit=size)
+    page = await runtime.store.read_events(key, after_seq=after, limit=size)  # 404 if missing
     events = [
         {"seq": stored["seq"]}
         | Event.model_validate_json(stored["json"]).model_dump(
@@ -210,7 +206,7 @@ async def _get_session(request: Request, runtime: Runtime, key: SessionKey) -> R
     ]
     return JSONResponse(
         {
-            "session": _session_json(loaded.record),
+            "session": _session_json(page.record),
             "events": events,
             "next_page_token": None if page.next_after_seq is None else str(page.next_after_seq),
         }

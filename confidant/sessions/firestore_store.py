@@ -367,7 +367,8 @@ class FirestoreSessionStore:
             events = [e for e in older if e["seq"] > start and e["seq"] < first_tail_seq] + events
         page = events[:limit]
         more = len(events) > limit
-        return EventPage(events=page, next_after_seq=page[-1]["seq"] if more else None)
+        next_after = page[-1]["seq"] if more else None
+        return EventPage(record=record, events=page, next_after_seq=next_after)
 
     async def delete_session(self, key: SessionKey) -> bool:
         ref = self._session(key)

@@ -163,10 +163,6 @@ class OpenTurn:
         self.lease_token = loaded.lease_token
         self.lease_lock = asyncio.Lock()  # a renewal and the commit never overlap
 
-    @property
-    def is_new(self) -> bool:
-        return self.loaded.record.revision == 0 and not self.loaded.record.tail
-
     def matches(self, app_name: str, user_id: str, session_id: str) -> bool:
         return (app_name, user_id, session_id) == (
             self.key.app,
@@ -326,12 +322,20 @@ class ConfidantSessionService(BaseSessionService):
         self, *, app_name: str, user_id: str | None = None
     ) -> ListSessionsResponse:
         records = await self.store.list_sessions(app=app_name, user_id=user_id)
+        user_states: dict[str, dict[str, Any]] = {}  # one read per user, not per session
         sessions = []
         for record in records:
-            user_state = await self.store.user_state(app=app_name, user_id=record.key.user_id)
-            loaded = LoadedSession(record, {}, user_state)
-            session = _to_session(loaded, TailPolicy(window=0))
-            session.events = []
+            uid = record.key.user_id
+            if uid not in user_states:
+                user_states[uid] = await self.store.user_state(app=app_name, user_id=uid)
+            session = Session(
+                id=record.key.session_id,
+                app_name=app_name,
+                user_id=uid,
+                state=_merged_state(LoadedSession(record, {}, user_states[uid])),
+                last_update_time=record.updated_at,
+            )
+            session._storage_update_marker = str(record.revision)
             sessions.append(session)
         return ListSessionsResponse(sessions=sessions)
 

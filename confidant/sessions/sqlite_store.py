@@ -305,7 +305,8 @@ class SqliteSessionStore:
                 events = [e for e in older if e["seq"] > start] + events
         page = events[:limit]
         more = len(events) > limit
-        return EventPage(events=page, next_after_seq=page[-1]["seq"] if more else None)
+        next_after = page[-1]["seq"] if more else None
+        return EventPage(record=record, events=page, next_after_seq=next_after)
 
     async def delete_session(self, key: SessionKey) -> bool:
         async with self._transaction() as conn:

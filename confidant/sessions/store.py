@@ -31,6 +31,7 @@ class LoadedSession:
 
 @dataclass(frozen=True)
 class EventPage:
+    record: SessionRecord  # the session document the page was read with
     events: list[StoredEvent]
     next_after_seq: int | None  # pass as `after_seq` for the next page; None at the end
 
