@@ -1,33 +1,29 @@
-"""Agent trees, built per request from process-wide deps and the turn's context."""
+"""Agent trees, built per request from process-wide deps and the turn's context.
+
+Importing this package registers every served app (each app package registers its `AppSpec`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from agents import onemind  # noqa: F401  (registers the app)
+from agents.registry import (
+    AppSpec,
+    Route,
+    SkillInfo,
+    UnknownAppError,
+    app_names,
+    app_spec,
+    app_specs,
+    build_app,
+)
 
-from google.adk.apps import App
-
-from agents.deps import AgentDeps, TurnContext
-from agents.onemind import APP_NAME as ONEMIND_APP_NAME
-from agents.onemind import build_onemind_app
-
-AppBuilder = Callable[[AgentDeps, TurnContext], App]
-
-_BUILDERS: dict[str, AppBuilder] = {
-    ONEMIND_APP_NAME: build_onemind_app,
-}
-APP_NAMES: tuple[str, ...] = tuple(_BUILDERS)
-
-
-class UnknownAppError(KeyError):
-    """No app of that name is served."""
-
-
-def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
-    """A fresh App (agent tree + plugins) for one request of app `name`."""
-    builder = _BUILDERS.get(name)
-    if builder is None:
-        raise UnknownAppError(name)
-    return builder(deps, turn)
-
-
-__all__ = ["APP_NAMES", "AppBuilder", "UnknownAppError", "build_app"]
+__all__ = [
+    "AppSpec",
+    "Route",
+    "SkillInfo",
+    "UnknownAppError",
+    "app_names",
+    "app_spec",
+    "app_specs",
+    "build_app",
+]

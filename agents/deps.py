@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.adk.models import BaseLlm
 
-from confidant.ports import MemoryRecord, WisdomIndex
+from confidant.ports import Embedder, MemoryRecord, WisdomIndex
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,7 @@ class AgentDeps:
 
     model: BaseLlm
     wisdom: WisdomIndex
+    embedder: Embedder | None = None  # text embeddings (memory search); None where unused
 
 
 @dataclass(frozen=True)
@@ -26,3 +28,9 @@ class TurnContext:
     session_id: str
     locale: str  # "zh" or "en"
     memories: Sequence[MemoryRecord] = field(default_factory=tuple)  # newest first
+    app: str = ""
+    message: str = ""  # the user's message of this turn
+    # App-specific request fields, validated by the app's `options_model` (e.g. skill, person).
+    options: Mapping[str, Any] = field(default_factory=dict)
+    # What the app's declared context sources loaded, by source name (see AppSpec.context).
+    loaded: Mapping[str, Any] = field(default_factory=dict)

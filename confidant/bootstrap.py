@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps
+from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
-from confidant.ports import IdentityVerifier, JobBus, WisdomIndex
+from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
@@ -78,6 +79,17 @@ def _wisdom(settings: Settings) -> WisdomIndex:
     return LocalWisdomIndex()
 
 
+def _embedder(settings: Settings) -> Embedder:
+    from confidant.embeddings import HashedEmbedder
+
+    return HashedEmbedder()
+
+
+def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
+    """Every context source an app may declare (AppSpec.context), on the configured adapters."""
+    return {MEMORIES: RecentMemoriesSource(store)}
+
+
 def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
     """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
     from confidant.models.factory import build_model
@@ -85,7 +97,10 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     store = _store(settings)
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
-    deps = AgentDeps(model=model or build_model(settings), wisdom=_wisdom(settings))
+    embedder = _embedder(settings)
+    deps = AgentDeps(
+        model=model or build_model(settings), wisdom=_wisdom(settings), embedder=embedder
+    )
     chat = ChatService(
         sessions=sessions,
         store=store,
@@ -96,6 +111,7 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
+        context_sources=_context_sources(settings, store),
     )
     return Runtime(settings, store, sessions, chat, _identity(settings), jobs)
 

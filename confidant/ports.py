@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -26,6 +26,18 @@ class WisdomIndex(Protocol):
     async def search(
         self, query: str, *, top_k: int = 3, locale: str | None = None
     ) -> list[WisdomPassage]: ...
+
+
+EmbeddingTask = Literal["query", "document"]
+
+
+class Embedder(Protocol):
+    """Text → unit-length vectors; queries and documents may be embedded differently."""
+
+    @property
+    def dimensions(self) -> int: ...
+
+    async def embed(self, texts: Sequence[str], *, task: EmbeddingTask) -> list[list[float]]: ...
 
 
 class MemoryRecord(BaseModel):

@@ -7,7 +7,6 @@ from typing import Any
 
 from google.adk.agents import LlmAgent
 from google.adk.agents.readonly_context import ReadonlyContext
-from google.adk.apps import App
 
 from agents.deps import AgentDeps, TurnContext
 from agents.onemind import prompts, state_keys
@@ -18,7 +17,6 @@ from agents.onemind.tools import (
     RetrieveWisdomTool,
     SaveCrystalTool,
 )
-from agents.safety import CrisisGuardPlugin
 from agents.safety.detector import normalise_locale
 from confidant.ports import MemoryRecord
 
@@ -100,7 +98,7 @@ class OneMindInstruction:
         return render_instruction(context.state, self._turn)
 
 
-def build_onemind_app(deps: AgentDeps, turn: TurnContext) -> App:
+def build_onemind_root(deps: AgentDeps, turn: TurnContext) -> LlmAgent:
     """A fresh onemind tree for one request (agents are never shared between requests)."""
     coach = LlmAgent(
         name=ROOT_AGENT_NAME,
@@ -116,4 +114,4 @@ def build_onemind_app(deps: AgentDeps, turn: TurnContext) -> App:
         disallow_transfer_to_parent=True,
         disallow_transfer_to_peers=True,
     )
-    return App(name=APP_NAME, root_agent=coach, plugins=[CrisisGuardPlugin()])
+    return coach

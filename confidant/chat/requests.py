@@ -13,11 +13,20 @@ SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
+# Body fields of the chat request itself (ours and useChat's); any other field is an
+# app-specific option, validated by the app's `options_model`.
+CORE_FIELDS = frozenset(
+    {"app", "session_id", "sessionId", "id", "message", "messages", "locale", "trigger",
+     "messageId", "metadata"}
+)
+
+
 class ChatRequest(BaseModel):
     app: str
     session_id: str | None
     message: str
     locale: str  # "zh" or "en", resolved
+    options: dict[str, Any] = {}  # app-specific fields (e.g. skill, person_id)
 
 
 def normalise_locale(value: object) -> str | None:
@@ -83,4 +92,7 @@ def parse_chat_request(
     if requested is not None and normalise_locale(requested) is None:
         raise BadRequestError("`locale` must be zh or en (a region such as zh-CN is fine)")
     locale = normalise_locale(requested) or ("zh" if _CJK.search(message) else default_locale)
-    return ChatRequest(app=app_name, session_id=session_id, message=message, locale=locale)
+    options = {k: v for k, v in body.items() if k not in CORE_FIELDS}
+    return ChatRequest(
+        app=app_name, session_id=session_id, message=message, locale=locale, options=options
+    )

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +20,19 @@ from google.adk import Runner
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.events import Event
 from google.genai import types
+from pydantic import ValidationError
 
 import agents
 from agents.deps import AgentDeps, TurnContext
-from agents.progress import protocol_progress
+from agents.registry import AppSpec
 from agents.safety import LOCALE_STATE_KEY
+from confidant.chat.context import (
+    MEMORIES,
+    ContextRequest,
+    ContextSource,
+    RecentMemoriesSource,
+    load_context,
+)
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
@@ -43,7 +51,6 @@ from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, er
 
 logger = logging.getLogger(__name__)
 
-_MEMORIES_PER_TURN = 5
 _END = object()
 # Turns whose client may have gone: kept referenced so they run to their commit.
 _turns_in_flight: set[asyncio.Task[None]] = set()
@@ -77,35 +84,56 @@ class ChatService:
         deps: AgentDeps,
         jobs: JobBus,
         policy: TurnPolicy,
+        context_sources: Mapping[str, ContextSource] | None = None,
     ) -> None:
         self.sessions = sessions
         self.store = store
         self.deps = deps
         self.jobs = jobs
         self.policy = policy
+        self.context_sources: Mapping[str, ContextSource] = context_sources or {
+            MEMORIES: RecentMemoriesSource(store)
+        }
 
     async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn:
         """Lease the session and load the turn's context; raises before anything is streamed."""
-        if request.app not in agents.APP_NAMES:
+        try:
+            spec = agents.app_spec(request.app)
+        except agents.UnknownAppError:
             raise BadRequestError(
-                f"unknown app {request.app!r}; served apps: {', '.join(agents.APP_NAMES)}"
-            )
+                f"unknown app {request.app!r}; served apps: {', '.join(agents.app_names())}"
+            ) from None
+        options = _validated_options(spec, request.options)
         key = SessionKey(user_id, request.app, request.session_id or uuid.uuid4().hex)
-        leased, memories = await asyncio.gather(
+        wanted = ContextRequest(
+            user_id=user_id,
+            app=request.app,
+            session_id=key.session_id,
+            message=request.message,
+            locale=request.locale,
+            options=options,
+        )
+        leased, loaded = await asyncio.gather(
             self._lease(key),
-            self.store.list_memories(user_id, limit=_MEMORIES_PER_TURN),
+            load_context(self.context_sources, spec.context, wanted),
             return_exceptions=True,
         )
         if isinstance(leased, BaseException):
             raise leased
-        if isinstance(memories, BaseException):
+        if isinstance(loaded, BaseException):
             await self.sessions.release(leased)  # never leave a lease behind a failed start
-            raise memories
-        turn = leased
+            raise loaded
         context = TurnContext(
-            user_id=user_id, session_id=key.session_id, locale=request.locale, memories=memories
+            user_id=user_id,
+            session_id=key.session_id,
+            locale=request.locale,
+            memories=loaded.get(MEMORIES, ()),
+            app=request.app,
+            message=request.message,
+            options=options,
+            loaded=loaded,
         )
-        return PreparedTurn(self, turn, request, context)
+        return PreparedTurn(self, leased, request, context, spec)
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -124,12 +152,18 @@ class PreparedTurn:
     """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
 
     def __init__(
-        self, service: ChatService, turn: OpenTurn, request: ChatRequest, context: TurnContext
+        self,
+        service: ChatService,
+        turn: OpenTurn,
+        request: ChatRequest,
+        context: TurnContext,
+        spec: AppSpec,
     ) -> None:
         self._service = service
         self._turn = turn
         self._request = request
         self._context = context
+        self._spec = spec
         self.result = TurnResult(session_id=turn.key.session_id)
 
     @property
@@ -212,7 +246,8 @@ class PreparedTurn:
             if part["type"] == "tool-input-available":
                 self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
         if not item.partial and item.actions and item.actions.state_delta:
-            progress = protocol_progress(self._turn.key.app, item.actions.state_delta)
+            reader = self._spec.progress
+            progress = reader(item.actions.state_delta) if reader else None
             if progress is not None:
                 self.result.progress.append(progress)
                 parts.append(data_part("protocol-progress", progress))
@@ -231,6 +266,20 @@ class PreparedTurn:
         except Exception:
             # The jobs are in the outbox, committed with the turn; a sweeper can republish.
             logger.exception("publishing post-turn jobs failed (session %s)", self.session_id)
+
+
+def _validated_options(spec: AppSpec, options: Mapping[str, Any]) -> dict[str, Any]:
+    """The app's own body fields, validated by its options model (400 with the reason)."""
+    if spec.options_model is None:
+        return {}
+    try:
+        return spec.options_model.model_validate(dict(options)).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise BadRequestError(f"invalid {spec.name} fields: {problems}") from None
 
 
 def from_error(

@@ -6,7 +6,10 @@ GET    /v1/sessions?app=            the caller's sessions of an app
 GET    /v1/sessions/{id}?app=&page_size=&page_token=   one session with a page of its events
 DELETE /v1/sessions/{id}?app=       delete one session
 DELETE /v1/me                       erase everything the caller owns
+GET    /v1/apps                     the served apps, their skills and extra endpoints
 GET    /healthz
+
+Apps add endpoints of their own through `AppSpec.routes` (agents/registry.py).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from google.adk.events import Event
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+import agents
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
@@ -64,6 +68,9 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return JSONResponse({"status": "ok"})
         if method == "OPTIONS":
             return Response(status_code=204)
+        if path == "/v1/apps":
+            _allow(method, "GET")
+            return JSONResponse({"apps": [_app_json(spec) for spec in agents.app_specs()]})
         identity = await runtime.identity.verify(request.headers)
         user_id = identity.user_id
         if path == "/v1/chat":
@@ -76,6 +83,12 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             _allow(method, "DELETE")
             removed = await runtime.store.delete_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
+        for spec in agents.app_specs():
+            for route in spec.routes:
+                found = re.fullmatch(route.path, path)
+                if found:
+                    _allow(method, route.method)
+                    return await route.handler(request, runtime, user_id, found)
         match = _SESSION_PATH.match(path)
         if match:
             key = _session_key(request, runtime, user_id, match.group(1))
@@ -88,6 +101,23 @@ async def _route(request: Request, runtime: Runtime) -> Response:
         raise NotFoundError(f"no route for {method} {path}")
     except ConfidantError as error:
         return _error(error)
+
+
+def _app_json(spec: agents.AppSpec) -> dict[str, Any]:
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "skills": [
+            {"id": skill.id, "title": skill.title, "description": skill.description}
+            for skill in spec.skills
+        ],
+        "default_skill": spec.default_skill,
+        "endpoints": [
+            {"method": route.method, "path": route.path, "name": route.name}
+            for route in spec.routes
+        ],
+    }
 
 
 class _MethodNotAllowed(ConfidantError):

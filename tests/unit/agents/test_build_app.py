@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from google.adk.agents import LlmAgent
 
-from agents import APP_NAMES, UnknownAppError, build_app
+from agents import UnknownAppError, app_names, build_app
 from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
 from agents.safety import CrisisGuardPlugin
@@ -16,7 +16,7 @@ TURN = TurnContext(user_id="u", session_id="s", locale="en")
 
 
 def test_onemind_app_shape() -> None:
-    assert "onemind" in APP_NAMES
+    assert "onemind" in app_names()
     app = build_app("onemind", DEPS, TURN)
     assert app.name == "onemind"
     root = app.root_agent

@@ -1,0 +1,114 @@
+"""The app registry: every served app declares, in one `AppSpec`, how it plugs in.
+
+Shared code (the chat service, the HTTP layer, warm-up) reads these declarations and never
+branches on an app's name. The registry, not the apps, adds the crisis guard: an app cannot
+forget it, and an app added later is guarded the day it is registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.adk.agents import BaseAgent
+from google.adk.apps import App
+from google.adk.plugins import BasePlugin
+from pydantic import BaseModel
+
+from agents.deps import AgentDeps, TurnContext
+from agents.safety import CrisisGuardPlugin
+
+TreeBuilder = Callable[[AgentDeps, TurnContext], BaseAgent]
+PluginsBuilder = Callable[[AgentDeps, TurnContext], Sequence[BasePlugin]]
+# A state delta → the `data-protocol-progress` payload it means, or None.
+ProgressReader = Callable[[Mapping[str, Any]], dict[str, Any] | None]
+# An extra HTTP endpoint: `handler(request, runtime, user_id, match)` → a Starlette Response.
+# Typed loosely here because agents/ must not import the HTTP layer.
+RouteHandler = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class SkillInfo:
+    """A skill an app serves (shown by `GET /v1/apps` and the web page's picker)."""
+
+    id: str
+    title: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Route:
+    """An app-specific endpoint, e.g. `POST /v1/relationship/analyze`."""
+
+    method: str
+    path: str  # a regular expression matched against the whole path
+    handler: RouteHandler
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class AppSpec:
+    """Everything shared code needs to know about one app."""
+
+    name: str
+    title: str
+    description: str
+    build_root: TreeBuilder  # a fresh root agent for one request
+    # Context sources loaded per turn, in parallel with the lease (confidant/chat/context.py);
+    # their values reach the tree as `TurnContext.loaded[name]`.
+    context: tuple[str, ...] = ()
+    # Post-turn job kinds each committed turn records in the outbox (e.g. emotion, summary).
+    job_kinds: tuple[str, ...] = ()
+    progress: ProgressReader | None = None
+    skills: tuple[SkillInfo, ...] = ()
+    default_skill: str | None = None
+    # App-specific chat body fields (e.g. `skill`, `person_id`), validated before the lease.
+    options_model: type[BaseModel] | None = None
+    plugins: PluginsBuilder | None = None  # plugins besides the crisis guard
+    routes: tuple[Route, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class UnknownAppError(KeyError):
+    """No app of that name is served."""
+
+
+_APPS: dict[str, AppSpec] = {}
+
+
+def register(spec: AppSpec) -> AppSpec:
+    if spec.name in _APPS and _APPS[spec.name] is not spec:
+        raise ValueError(f"app {spec.name!r} is registered twice")
+    _APPS[spec.name] = spec
+    return spec
+
+
+def app_spec(name: str) -> AppSpec:
+    spec = _APPS.get(name)
+    if spec is None:
+        raise UnknownAppError(name)
+    return spec
+
+
+def app_specs() -> tuple[AppSpec, ...]:
+    return tuple(_APPS.values())
+
+
+def app_names() -> tuple[str, ...]:
+    return tuple(_APPS)
+
+
+def guard_plugins(deps: AgentDeps) -> list[BasePlugin]:
+    """The safety plugins every app gets, first in line so they run before anything else."""
+    return [CrisisGuardPlugin()]
+
+
+def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
+    """A fresh App (agent tree + plugins) for one request of app `name`."""
+    spec = app_spec(name)
+    extra = list(spec.plugins(deps, turn)) if spec.plugins else []
+    return App(name=spec.name, root_agent=spec.build_root(deps, turn), plugins=[
+        *guard_plugins(deps),
+        *extra,
+    ])

@@ -1,0 +1,62 @@
+"""Context sources: what an app loads for a turn, in parallel with the session lease.
+
+An app names the sources it needs in `AppSpec.context`; the composition root maps each name
+to a `ContextSource` built on the configured adapters. The chat service loads all of them
+concurrently with the lease, so a turn pays about one storage round trip for its context,
+and an app pays only for what it declared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from confidant.errors import ConfidantError
+from confidant.sessions.store import SessionStore
+
+MEMORIES = "memories"
+RECENT_MEMORIES_PER_TURN = 5
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What a source may key its load on."""
+
+    user_id: str
+    app: str
+    session_id: str
+    message: str
+    locale: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ContextSource(Protocol):
+    async def load(self, request: ContextRequest) -> Any: ...
+
+
+class MissingContextSourceError(ConfidantError):
+    """An app declared a context source the deployment does not provide (a wiring bug)."""
+
+
+class RecentMemoriesSource:
+    """The user's most recent long-term memories (newest first)."""
+
+    def __init__(self, store: SessionStore, limit: int = RECENT_MEMORIES_PER_TURN) -> None:
+        self._store = store
+        self._limit = limit
+
+    async def load(self, request: ContextRequest) -> Any:
+        return await self._store.list_memories(request.user_id, limit=self._limit)
+
+
+async def load_context(
+    sources: Mapping[str, ContextSource], names: Sequence[str], request: ContextRequest
+) -> dict[str, Any]:
+    """Load the named sources concurrently; the first failure is raised."""
+    missing = [name for name in names if name not in sources]
+    if missing:
+        raise MissingContextSourceError(f"no context source named {', '.join(missing)}")
+    values = await asyncio.gather(*(sources[name].load(request) for name in names))
+    return dict(zip(names, values, strict=True))

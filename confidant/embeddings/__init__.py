@@ -1,0 +1,6 @@
+"""Text embeddings behind the `Embedder` port (confidant/ports.py): offline hashed features
+for the embedded default; Vertex AI through google-genai in the cloud."""
+
+from confidant.embeddings.hashed import HashedEmbedder
+
+__all__ = ["HashedEmbedder"]
