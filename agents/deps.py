@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from google.adk.models import BaseLlm
 
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
+from confidant.relationship.service import RelationshipService
+
+
+class ModelResolver(Protocol):
+    """Models by agent role (confidant.models.factory.ModelCatalog)."""
+
+    @property
+    def selectable(self) -> tuple[str, ...]: ...
+
+    def for_agent(self, role: str, choice: str | None = None) -> BaseLlm: ...
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,8 @@ class AgentDeps:
     model: BaseLlm
     wisdom: WisdomIndex
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
+    models: ModelResolver | None = None  # models per agent role; None: `model` everywhere
+    relationship: RelationshipService | None = None  # persons and self-profile (issue 9)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
+from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from pydantic import BaseModel
 
@@ -26,6 +27,27 @@ ProgressReader = Callable[[Mapping[str, Any]], dict[str, Any] | None]
 # An extra HTTP endpoint: `handler(request, runtime, user_id, match)` → a Starlette Response.
 # Typed loosely here because agents/ must not import the HTTP layer.
 RouteHandler = Callable[..., Awaitable[Any]]
+# Per event of a run: `{name: payload}` data parts to stream before the event's own parts.
+EventDataReader = Callable[[Event], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True)
+class TurnPrelude:
+    """What an app's `before_run` hook decided for one turn, before its tree is built."""
+
+    # Streamed as `data-{name}` parts right after `data-session`, and returned in the JSON
+    # response under `name` (e.g. the relationship router's `route`).
+    data: Mapping[str, Any] = field(default_factory=dict)
+    # Merged into `TurnContext.loaded`, so the tree builder and instructions see it.
+    loaded: Mapping[str, Any] = field(default_factory=dict)
+    # Extra data parts per ADK event (e.g. `agent` when a new specialist starts speaking); in
+    # the JSON response each name holds the list of its payloads.
+    event_data: EventDataReader | None = None
+
+
+# Runs after the context is loaded and before anything is streamed (so it may raise a 4xx);
+# e.g. a router model call that picks the tree's shape.
+BeforeRunHook = Callable[[AgentDeps, TurnContext], Awaitable[TurnPrelude]]
 
 
 @dataclass(frozen=True)
@@ -68,6 +90,8 @@ class AppSpec:
     plugins: PluginsBuilder | None = None  # plugins besides the crisis guard
     routes: tuple[Route, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Optional per-turn step before the tree is built (see BeforeRunHook / TurnPrelude).
+    before_run: BeforeRunHook | None = None
 
 
 class UnknownAppError(KeyError):

@@ -11,6 +11,14 @@ from agents.deps import AgentDeps
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
+from confidant.relationship.context import (
+    PERSON,
+    SELF_PROFILE,
+    PersonSource,
+    SelfProfileSource,
+)
+from confidant.relationship.service import RelationshipService
+from confidant.relationship.store import RelationshipStore
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
@@ -26,10 +34,13 @@ class Runtime:
     chat: ChatService
     identity: IdentityVerifier
     jobs: JobBus
+    relationship: RelationshipService | None = None  # persons, self-profile, proposals
 
     async def close(self) -> None:
         await self.jobs.close()
         await self.store.close()
+        if self.relationship is not None:
+            await self.relationship.store.close()
 
 
 def _store(settings: Settings) -> SessionStore:
@@ -48,6 +59,19 @@ def _store(settings: Settings) -> SessionStore:
     from confidant.sessions.sqlite_store import SqliteSessionStore
 
     return SqliteSessionStore(settings.sqlite_path, policy=policy)
+
+
+def _relationship_store(settings: Settings, store: SessionStore) -> RelationshipStore:
+    """Beside the session store: the same Firestore client, or the same SQLite file."""
+    from confidant.sessions.firestore_store import FirestoreSessionStore
+
+    if isinstance(store, FirestoreSessionStore):
+        from confidant.relationship.firestore_store import FirestoreRelationshipStore
+
+        return FirestoreRelationshipStore(store.client)
+    from confidant.relationship.sqlite_store import SqliteRelationshipStore
+
+    return SqliteRelationshipStore(settings.sqlite_path)
 
 
 def _jobs(settings: Settings) -> JobBus:
@@ -85,21 +109,33 @@ def _embedder(settings: Settings) -> Embedder:
     return HashedEmbedder()
 
 
-def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
+def _context_sources(
+    settings: Settings, store: SessionStore, relationship: RelationshipService
+) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
-    return {MEMORIES: RecentMemoriesSource(store)}
+    return {
+        MEMORIES: RecentMemoriesSource(store),
+        PERSON: PersonSource(relationship),
+        SELF_PROFILE: SelfProfileSource(relationship),
+    }
 
 
 def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
     """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
-    from confidant.models.factory import build_model
+    from confidant.models.factory import ModelCatalog, build_model
 
     store = _store(settings)
+    relationship = RelationshipService(_relationship_store(settings, store))
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
     embedder = _embedder(settings)
+    default_model = model or build_model(settings)
     deps = AgentDeps(
-        model=model or build_model(settings), wisdom=_wisdom(settings), embedder=embedder
+        model=default_model,
+        wisdom=_wisdom(settings),
+        embedder=embedder,
+        models=ModelCatalog(settings, default_model),
+        relationship=relationship,
     )
     chat = ChatService(
         sessions=sessions,
@@ -111,9 +147,9 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
-        context_sources=_context_sources(settings, store),
+        context_sources=_context_sources(settings, store, relationship),
     )
-    return Runtime(settings, store, sessions, chat, _identity(settings), jobs)
+    return Runtime(settings, store, sessions, chat, _identity(settings), jobs, relationship)
 
 
 _runtime: Runtime | None = None

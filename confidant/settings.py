@@ -4,12 +4,39 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 class ConfigurationError(ValueError):
     """The settings describe a deployment that must not start."""
+
+
+# Models per agent (relationship app, issue 9) --------------------------------------------------
+
+
+class ModelChoice(BaseModel):
+    """One model: provider, model name, base URL, and the env var holding its API key (on Cloud
+    Run a Secret Manager secret mounted as that variable). Unset fields use the process defaults
+    (CONFIDANT_GEMINI_MODEL, CONFIDANT_GEMINI_BASE_URL, GOOGLE_API_KEY, CONFIDANT_LITELLM_*)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: Literal["offline", "gemini", "litellm"]
+    model: str = ""
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+
+class AgentModels(BaseModel):
+    """`CONFIDANT_AGENT_MODELS`: models by agent role, and the names a request may pick."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # By role: router, orchestrator, profile, analyzer, strategist, writer, extractor.
+    agents: dict[str, ModelChoice] = Field(default_factory=dict)
+    # The allow-list of a chat body's `model` field: name -> model.
+    selectable: dict[str, ModelChoice] = Field(default_factory=dict)
 
 
 class Settings(BaseSettings):
@@ -49,6 +76,8 @@ class Settings(BaseSettings):
     litellm_api_base: str | None = None
     litellm_api_key: str | None = None
     offline_chunk_delay_ms: int = 0
+    # Models per agent and the request-selectable allow-list (issue 9), one JSON setting.
+    agent_models: AgentModels = Field(default_factory=AgentModels)
 
     # Retries of transient model errors (seconds).
     retry_delays: list[float] = Field(default_factory=lambda: [1.0, 2.0, 4.0, 8.0])

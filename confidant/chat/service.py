@@ -9,6 +9,7 @@ session is exactly as it was, and the client is told so in an `error` part.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 import uuid
@@ -24,7 +25,7 @@ from pydantic import ValidationError
 
 import agents
 from agents.deps import AgentDeps, TurnContext
-from agents.registry import AppSpec
+from agents.registry import AppSpec, TurnPrelude
 from agents.safety import LOCALE_STATE_KEY
 from confidant.chat.context import (
     MEMORIES,
@@ -72,6 +73,8 @@ class TurnResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
     retries: list[dict[str, Any]] = field(default_factory=list)
+    # The app's data parts by name (AppSpec.before_run): returned as top-level JSON fields.
+    data: dict[str, Any] = field(default_factory=dict)
     error: ConfidantError | None = None
 
 
@@ -133,7 +136,15 @@ class ChatService:
             options=options,
             loaded=loaded,
         )
-        return PreparedTurn(self, leased, request, context, spec)
+        prelude = TurnPrelude()
+        if spec.before_run is not None:
+            try:
+                prelude = await spec.before_run(self.deps, context)
+            except BaseException:
+                await self.sessions.release(leased)
+                raise
+            context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
+        return PreparedTurn(self, leased, request, context, spec, prelude)
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -158,12 +169,14 @@ class PreparedTurn:
         request: ChatRequest,
         context: TurnContext,
         spec: AppSpec,
+        prelude: TurnPrelude | None = None,
     ) -> None:
         self._service = service
         self._turn = turn
         self._request = request
         self._context = context
         self._spec = spec
+        self._prelude = prelude or TurnPrelude()
         self.result = TurnResult(session_id=turn.key.session_id)
 
     @property
@@ -188,6 +201,9 @@ class PreparedTurn:
         try:
             emit({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
             emit(data_part("session", {"sessionId": self.session_id, "app": turn.key.app}))
+            for name, payload in self._prelude.data.items():
+                self.result.data[name] = payload
+                emit(data_part(name, payload))
             translator = EventTranslator()
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
@@ -241,7 +257,7 @@ class PreparedTurn:
                     )
 
     def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
-        parts = translator.translate(item)
+        parts = [*self._event_data(item), *translator.translate(item)]
         for part in parts:
             if part["type"] == "tool-input-available":
                 self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
@@ -251,6 +267,15 @@ class PreparedTurn:
             if progress is not None:
                 self.result.progress.append(progress)
                 parts.append(data_part("protocol-progress", progress))
+        return parts
+
+    def _event_data(self, item: Event) -> list[UIPart]:
+        reader = self._prelude.event_data
+        found = reader(item) if reader else None
+        parts: list[UIPart] = []
+        for name, payload in (found or {}).items():
+            self.result.data.setdefault(name, []).append(payload)
+            parts.append(data_part(name, payload))
         return parts
 
     def _jobs(self) -> list[JobRecord]:

@@ -26,7 +26,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import agents
 from confidant.bootstrap import Runtime
-from confidant.chat.requests import SESSION_ID_PATTERN, parse_chat_request
+from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
@@ -83,12 +83,10 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             _allow(method, "DELETE")
             removed = await runtime.store.delete_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
-        for spec in agents.app_specs():
-            for route in spec.routes:
-                found = re.fullmatch(route.path, path)
-                if found:
-                    _allow(method, route.method)
-                    return await route.handler(request, runtime, user_id, found)
+        app_route = _app_route(method, path)
+        if app_route is not None:
+            route, found = app_route
+            return await route.handler(request, runtime, user_id, found)
         match = _SESSION_PATH.match(path)
         if match:
             key = _session_key(request, runtime, user_id, match.group(1))
@@ -101,6 +99,21 @@ async def _route(request: Request, runtime: Runtime) -> Response:
         raise NotFoundError(f"no route for {method} {path}")
     except ConfidantError as error:
         return _error(error)
+
+
+def _app_route(method: str, path: str) -> tuple[agents.Route, re.Match[str]] | None:
+    """The app route for `method path`; 405 when the path is served under other methods."""
+    methods: list[str] = []
+    for spec in agents.app_specs():
+        for route in spec.routes:
+            found = re.fullmatch(route.path, path)
+            if found:
+                if route.method == method:
+                    return route, found
+                methods.append(route.method)
+    if methods:
+        raise _MethodNotAllowed(f"use {' or '.join(sorted(set(methods)))}")
+    return None
 
 
 def _app_json(spec: agents.AppSpec) -> dict[str, Any]:
@@ -141,7 +154,7 @@ def _session_key(request: Request, runtime: Runtime, user_id: str, session_id: s
     return SessionKey(user_id, _app(request, runtime), session_id)
 
 
-async def _read_json(request: Request, limit: int) -> Any:
+async def read_json(request: Request, limit: int) -> Any:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLargeError(f"the body is larger than {limit} bytes")
@@ -158,7 +171,7 @@ async def _read_json(request: Request, limit: int) -> Any:
 
 async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
     settings = runtime.settings
-    body = await _read_json(request, settings.max_body_bytes)
+    body = await read_json(request, settings.max_body_bytes)
     chat_request = parse_chat_request(
         body,
         default_app=settings.default_app,
@@ -166,6 +179,13 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
         max_message_chars=settings.max_message_chars,
         app=request.query_params.get("app"),
     )
+    return await chat_reply(request, runtime, user_id, chat_request)
+
+
+async def chat_reply(
+    request: Request, runtime: Runtime, user_id: str, chat_request: ChatRequest
+) -> Response:
+    """Run one chat turn: a UI message stream, or the whole reply as JSON when asked."""
     prepared = await runtime.chat.prepare(user_id, chat_request)
     if "application/json" in request.headers.get("accept", ""):
         async for _ in prepared.stream():
@@ -176,6 +196,7 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
             return JSONResponse(payload, status_code=result.error.status)
         return JSONResponse(
             {
+                **result.data,  # app data parts by name (e.g. `route`); core fields win
                 "session_id": result.session_id,
                 "app": chat_request.app,
                 "text": result.text,

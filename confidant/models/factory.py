@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from google.adk.models import BaseLlm
 
 from confidant.models.retry import RetryingLlm
-from confidant.settings import ConfigurationError, Settings
+from confidant.settings import ConfigurationError, ModelChoice, Settings
 
 if TYPE_CHECKING:
     from google import genai
@@ -129,3 +129,88 @@ def _litellm_model(settings: Settings) -> BaseLlm:
         _skip_mcp_handler=True,
         **{key: value for key, value in optional.items() if value},
     )
+
+
+# -- models per agent (relationship app, issue 9) -------------------------------------------------
+
+
+class UnknownModelChoiceError(KeyError):
+    """A request named a model outside the allow-list."""
+
+
+class ModelCatalog:
+    """Models by agent role and the request-selectable allow-list (`CONFIDANT_AGENT_MODELS`).
+
+    Built once per process. Each distinct model is built once, and models of one provider share
+    one client (google-genai clients are keyed by base URL and key; LiteLLM keeps its own pool).
+    A role without a setting uses the process's default model.
+    """
+
+    def __init__(self, settings: Settings, default: BaseLlm) -> None:
+        self._settings = settings
+        self._default = default
+        self._models: dict[ModelChoice, BaseLlm] = {}
+        self._genai_clients: dict[tuple[str | None, str | None], genai.Client] = {}
+
+    @property
+    def selectable(self) -> tuple[str, ...]:
+        return tuple(self._settings.agent_models.selectable)
+
+    def for_agent(self, role: str, choice: str | None = None) -> BaseLlm:
+        """The model of `role`; `choice` (already allowed) overrides it."""
+        if choice:
+            spec = self._settings.agent_models.selectable.get(choice)
+            if spec is None:
+                raise UnknownModelChoiceError(choice)
+        else:
+            spec = self._settings.agent_models.agents.get(role)
+            if spec is None:
+                return self._default
+        model = self._models.get(spec)
+        if model is None:
+            model = self._models[spec] = self._build(spec)
+        return model
+
+    def _build(self, spec: ModelChoice) -> BaseLlm:
+        settings = self._settings
+        inner: BaseLlm
+        if spec.provider == "offline":
+            inner = _offline_model(settings)
+        elif spec.provider == "gemini":
+            from google.adk.models import Gemini
+
+            inner = Gemini(
+                model=spec.model or settings.gemini_model, client=self._genai_client(spec)
+            )
+        else:
+            overrides = {
+                "litellm_model": spec.model or settings.litellm_model,
+                "litellm_api_base": spec.base_url or settings.litellm_api_base,
+                "litellm_api_key": _key_from_env(spec) or settings.litellm_api_key,
+            }
+            inner = _litellm_model(settings.model_copy(update=overrides))
+        logger.info("agent model: %s (%s)", inner.model, spec.provider)
+        return RetryingLlm(
+            inner=inner, delays=list(settings.retry_delays), max_delay=settings.retry_max_delay
+        )
+
+    def _genai_client(self, spec: ModelChoice) -> genai.Client:
+        key = (spec.base_url, spec.api_key_env)
+        client = self._genai_clients.get(key)
+        if client is None:
+            overrides = {
+                "gemini_base_url": spec.base_url or self._settings.gemini_base_url,
+                "google_api_key": _key_from_env(spec) or self._settings.google_api_key,
+            }
+            client = build_genai_client(self._settings.model_copy(update=overrides))
+            self._genai_clients[key] = client
+        return client
+
+
+def _key_from_env(spec: ModelChoice) -> str | None:
+    if not spec.api_key_env:
+        return None
+    value = os.environ.get(spec.api_key_env)
+    if not value:
+        raise ConfigurationError(f"{spec.api_key_env} (the API key of {spec.model!r}) is not set")
+    return value

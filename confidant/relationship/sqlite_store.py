@@ -1,0 +1,87 @@
+"""RelationshipStore on the embedded SQLite file (its own table beside the session tables)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS relationship_docs (
+  user_id TEXT NOT NULL, collection TEXT NOT NULL, doc_id TEXT NOT NULL, data TEXT NOT NULL,
+  created_at REAL NOT NULL DEFAULT 0,
+  PRIMARY KEY (user_id, collection, doc_id));
+"""
+
+
+class SqliteRelationshipStore:
+    """One connection per store; a lock serialises its use (as the session store does)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is None:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
+            await conn.execute("PRAGMA busy_timeout=30000")
+            await conn.executescript(_SCHEMA)
+            self._conn = conn
+        return self._conn
+
+    async def get(self, user_id: str, collection: str, doc_id: str) -> dict[str, Any] | None:
+        async with self._lock:
+            conn = await self._connection()
+            async with conn.execute(
+                "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
+                " AND doc_id = ?",
+                (user_id, collection, doc_id),
+            ) as cur:
+                row = await cur.fetchone()
+        return None if row is None else json.loads(row[0])
+
+    async def put(self, user_id: str, collection: str, doc_id: str, data: dict[str, Any]) -> None:
+        async with self._lock:
+            conn = await self._connection()
+            await conn.execute(
+                "INSERT OR REPLACE INTO relationship_docs"
+                " (user_id, collection, doc_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
+                (
+                    user_id,
+                    collection,
+                    doc_id,
+                    json.dumps(data, ensure_ascii=False),
+                    float(data.get("created_at", 0.0)),
+                ),
+            )
+
+    async def list(self, user_id: str, collection: str) -> list[dict[str, Any]]:
+        async with self._lock:
+            conn = await self._connection()
+            async with conn.execute(
+                "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
+                " ORDER BY created_at, doc_id",
+                (user_id, collection),
+            ) as cur:
+                rows = await cur.fetchall()
+        return [json.loads(row[0]) for row in rows]
+
+    async def delete(self, user_id: str, collection: str, doc_id: str) -> bool:
+        async with self._lock:
+            conn = await self._connection()
+            cur = await conn.execute(
+                "DELETE FROM relationship_docs WHERE user_id = ? AND collection = ? AND doc_id = ?",
+                (user_id, collection, doc_id),
+            )
+        return cur.rowcount > 0
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None
