@@ -99,7 +99,7 @@ PROFILE_CUES = ("profile", "personality", "what kind of person", "画像", "性�
 
 LINES: dict[str, dict[str, str]] = {
     "en": {
-        "someone": "they",
+        "someone": "the other person",
         "analyzer": (
             'Reading what is going on with {person}: on the surface, "{said}" is about the'
             " words; underneath it is about closeness and safety. {person} may be protecting"

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 from google.adk.events import Event
@@ -24,6 +25,7 @@ from agents.deps import AgentDeps, TurnContext
 from agents.registry import TurnPrelude
 from agents.relationship import roles, state_keys
 from agents.relationship.instructions import SUMMARY, render_router_instruction
+from agents.safety.detector import CrisisDetector
 from confidant.errors import BadRequestError
 
 logger = logging.getLogger(__name__)
@@ -126,6 +128,11 @@ class SpeakerReader:
         return {"agent": {"name": event.author}}
 
 
+@cache
+def _crisis_detector() -> CrisisDetector:
+    return CrisisDetector()  # reads its phrase lists once per process
+
+
 async def before_run(deps: AgentDeps, turn: TurnContext) -> TurnPrelude:
     """The relationship app's `AppSpec.before_run`: route the turn (or honour a strategy mode)."""
     check_model_choice(deps, turn)
@@ -133,7 +140,11 @@ async def before_run(deps: AgentDeps, turn: TurnContext) -> TurnPrelude:
     if strategy in roles.STRATEGY_MODES:
         route = {"mode": roles.DIRECT, "agent": roles.STRATEGY_MODES[strategy]}
         return TurnPrelude(loaded={state_keys.ROUTE: route}, event_data=SpeakerReader())
-    route = await decide_route(model_for(deps, roles.ROUTER, turn), turn)
+    if _crisis_detector().detect(turn.message) is not None:
+        # The crisis guard answers this turn; the message is not sent to any model.
+        route = {"mode": roles.RUNNER, "reason": "crisis guard"}
+    else:
+        route = await decide_route(model_for(deps, roles.ROUTER, turn), turn)
     return TurnPrelude(
         data={"route": route}, loaded={state_keys.ROUTE: route}, event_data=SpeakerReader()
     )
