@@ -233,8 +233,7 @@ def _speak(role: str, instruction: str, contents: Sequence[types.Content], messa
         head = " ".join(pipeline.group(1).split())[:PREAMBLE_HEAD_CHARS]
         text = lines["after_pipeline"][role].format(head=head) + text
     saved = any(
-        (p.function_response
-        and p.function_response.name == UPDATE_PROFILE)
+        (p.function_response and p.function_response.name == UPDATE_PROFILE)
         or (p.text and UPDATE_PROFILE in p.text)
         for content in contents
         for p in content.parts or []
@@ -244,15 +243,25 @@ def _speak(role: str, instruction: str, contents: Sequence[types.Content], messa
     return text
 
 
-def extract_proposals(conversation: str, has_person: bool) -> dict[str, list[dict[str, object]]]:
-    """Profile proposals from "I am …" / "我是…" statements (the extractor's offline answer)."""
+def extract_proposals(conversation: str) -> dict[str, list[dict[str, object]]]:
+    """Self-profile proposals from the user's "I am …" / "我是…" lines (the extractor's answer)."""
     proposals: list[dict[str, object]] = []
-    for pattern in (_SELF_FACT_RE, _SELF_FACT_ZH_RE):
-        for match in pattern.finditer(conversation):
-            fact = match.group(0).strip()
-            proposals.append(
-                {"target": SELF_TARGET, "changes": {"about": fact}, "reason": "the user said so"}
-            )
+    user_lines = [
+        line.removeprefix("user:").strip()
+        for line in conversation.splitlines()
+        if line.startswith("user:")
+    ]
+    for line in user_lines:
+        for pattern in (_SELF_FACT_RE, _SELF_FACT_ZH_RE):
+            for match in pattern.finditer(line):
+                fact = match.group(0).strip()
+                proposals.append(
+                    {
+                        "target": SELF_TARGET,
+                        "changes": {"about": fact},
+                        "reason": "the user said so",
+                    }
+                )
     return {"proposals": proposals[:3]}
 
 
@@ -270,7 +279,7 @@ def plan_relationship_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     if role == roles.ROUTER:
         return ScriptedTurn(text=json.dumps(route_for(message)))
     if role == roles.EXTRACTOR:
-        return ScriptedTurn(text=json.dumps(extract_proposals(message, has_person)))
+        return ScriptedTurn(text=json.dumps(extract_proposals(message)))
     if role == roles.ORCHESTRATOR:
         return _orchestrate(contents, message, has_person)
     if role in roles.SPECIALISTS:

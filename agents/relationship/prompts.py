@@ -115,3 +115,13 @@ RECENT_SUMMARY_HEADER = "# RECENT INTERACTIONS (summary)"
 RECENT_EXCERPTS_HEADER = "# RECENT INTERACTIONS (first messages of this conversation)"
 EMOTIONS_HEADER = "# EMOTIONAL TRAJECTORY (oldest first)"
 MEMORY_HEADER = "# LONG-TERM MEMORY (relevant to this message)"
+
+EXTRACTOR_INSTRUCTION = """\
+You read one relationship-coaching conversation and propose updates to the user's
+self-profile and to the profile of the person it is about. Propose only facts the user stated
+plainly; never guess, never repeat what the current profiles already say. Answer with JSON only:
+{"proposals": [{"target": "self_profile" | "person", "changes": {"<field>": "<value>"},
+"reason": "<why, in a few words>"}]} (an empty list when there is nothing to add).
+self_profile fields: about, communication_style, attachment_style, values (a list), goals.
+person fields: relationship, tags (a list), status, notes."""
+CURRENT_PROFILES_HEADER = "Current profiles (JSON):"
