@@ -1,0 +1,155 @@
+"""Per-turn platform overhead of the relationship app against onemind, offline model, one run.
+
+Every turn goes through the whole in-process stack — HTTP handler (ASGI), identity, options,
+context sources (person, self-profile), lease, router, the ADK tree, streaming, commit — on the
+embedded SQLite store, with the offline scripted model (no model latency), so what is timed is
+platform. Cells (a fresh session per turn, timed in shuffled rounds so drift hits every cell):
+
+- onemind: one model call (the baseline);
+- relationship runner: router + orchestrator (transfer) + one specialist = 3 model calls;
+- relationship pipeline: router + two streamed specialists = 3 model calls;
+- relationship strategy endpoint: one specialist, no router = 1 model call.
+
+It also reports the router call's input size (instruction + message + summary) against a
+specialist's. Targets are reported, never asserted.
+
+    .venv/bin/python -m bench.relationship_overhead --turns 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncGenerator
+from pathlib import Path
+
+import httpx
+from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
+from pydantic import Field
+
+from agents.offline import OfflineModel
+from agents.offline.scripted import instruction_text
+from confidant.bootstrap import Runtime, build_runtime
+from confidant.http import api
+from confidant.settings import Settings
+
+USER = {"X-User-Id": "bench-user"}
+CELLS: dict[str, tuple[str, dict[str, str]]] = {
+    "onemind (baseline)": ("/v1/chat", {"app": "onemind", "message": "I keep putting it off"}),
+    "relationship runner": (
+        "/v1/chat",
+        {"app": "relationship", "message": "He went silent after dinner."},
+    ),
+    "relationship pipeline": (
+        "/v1/chat",
+        {"app": "relationship", "message": "Why did he go quiet, and what should I do?"},
+    ),
+    "relationship /advise": ("/v1/relationship/advise", {"message": "How do I bring it up?"}),
+}
+
+
+class MeasuringLlm(BaseLlm):
+    """The offline model, counting calls and the characters each call sends."""
+
+    model: str = "offline-measuring"
+    inner: BaseLlm = Field(default_factory=OfflineModel)
+    calls: list[tuple[str, int]] = Field(default_factory=list)  # (role line, input chars)
+
+    @property
+    def capabilities(self) -> LlmCapabilities:
+        return LlmCapabilities(output_schema_and_tools=True)
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        system = instruction_text(llm_request.config)
+        chars = len(system) + sum(
+            len(p.text or "") for c in llm_request.contents for p in c.parts or []
+        )
+        role = next((ln for ln in system.splitlines() if ln.startswith("RELATIONSHIP_AGENT")), "")
+        self.calls.append((role, chars))
+        async for response in self.inner.generate_content_async(llm_request, stream=stream):
+            yield response
+
+
+def _client(runtime: Runtime) -> httpx.AsyncClient:
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    async def endpoint(request):  # type: ignore[no-untyped-def]
+        return await api.handle(request, runtime)
+
+    app = Starlette(routes=[Route("/{path:path}", endpoint=endpoint, methods=["GET", "POST"])])
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://bench")
+
+
+async def _turn(client: httpx.AsyncClient, path: str, body: dict[str, str]) -> float:
+    started = time.perf_counter()
+    response = await client.post(path, json=body, headers=USER)
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200 or '"type":"finish"' not in response.text:
+        raise RuntimeError(f"{path} failed: {response.status_code} {response.text[-300:]}")
+    return elapsed
+
+
+async def run(turns: int, warmup: int) -> str:
+    model = MeasuringLlm()
+    with tempfile.TemporaryDirectory() as tmp:
+        runtime = build_runtime(Settings(sqlite_path=str(Path(tmp) / "b.db")), model=model)
+        client = _client(runtime)
+        try:
+            for _ in range(warmup):
+                for path, body in CELLS.values():
+                    await _turn(client, path, body)
+            model.calls.clear()
+            timings: dict[str, list[float]] = {name: [] for name in CELLS}
+            calls_per_cell: dict[str, int] = {}
+            for _ in range(turns):
+                names = list(CELLS)
+                random.shuffle(names)
+                for name in names:
+                    before = len(model.calls)
+                    timings[name].append(await _turn(client, *CELLS[name]))
+                    calls_per_cell[name] = len(model.calls) - before
+        finally:
+            await client.aclose()
+            await runtime.close()
+    base = statistics.median(timings["onemind (baseline)"])
+    lines = [
+        f"Relationship vs onemind, offline model, SQLite store, {turns} turns per cell",
+        "",
+        "| cell | model calls | median ms | p90 ms | × onemind |",
+        "|---|---|---|---|---|",
+    ]
+    for name, values in timings.items():
+        ordered = sorted(values)
+        median = statistics.median(ordered)
+        p90 = ordered[int(0.9 * (len(ordered) - 1))]
+        lines.append(
+            f"| {name} | {calls_per_cell[name]} | {median * 1000:.1f} | {p90 * 1000:.1f} |"
+            f" {median / base:.2f} |"
+        )
+    router = [chars for role, chars in model.calls if role.endswith("router")]
+    specialist = [chars for role, chars in model.calls if role.endswith(("analyzer", "strategist"))]
+    lines += [
+        "",
+        f"Router call input: median {statistics.median(router):.0f} characters "
+        f"(a specialist call: {statistics.median(specialist):.0f}).",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.relationship_overhead")
+    parser.add_argument("--turns", type=int, default=30, help="timed turns per cell")
+    parser.add_argument("--warmup", type=int, default=5, help="untimed rounds first")
+    args = parser.parse_args(argv)
+    print(asyncio.run(run(args.turns, args.warmup)))
+
+
+if __name__ == "__main__":
+    main()
