@@ -82,6 +82,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
         if path == "/v1/me":
             _allow(method, "DELETE")
             removed = await runtime.store.delete_user(user_id)
+            if runtime.relationship is not None:  # its own table in the embedded store
+                removed += await runtime.relationship.store.delete_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
         app_route = _app_route(method, path)
         if app_route is not None:

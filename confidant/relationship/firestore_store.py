@@ -6,6 +6,8 @@ from typing import Any
 
 from google.cloud import firestore
 
+from confidant.relationship.store import PERSONS, PROPOSALS, RELATIONSHIP
+
 USERS = "users"
 
 
@@ -35,6 +37,13 @@ class FirestoreRelationshipStore:
             return False
         await reference.delete()
         return True
+
+    async def delete_user(self, user_id: str) -> int:
+        # Usually 0: the session store's recursive delete of users/{uid} already took these.
+        removed = 0
+        for collection in (PERSONS, RELATIONSHIP, PROPOSALS):
+            removed += await self._client.recursive_delete(self._collection(user_id, collection))
+        return removed
 
     async def close(self) -> None:
         return None  # the client is the process's

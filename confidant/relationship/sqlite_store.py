@@ -81,6 +81,12 @@ class SqliteRelationshipStore:
             )
         return cur.rowcount > 0
 
+    async def delete_user(self, user_id: str) -> int:
+        async with self._lock:
+            conn = await self._connection()
+            cur = await conn.execute("DELETE FROM relationship_docs WHERE user_id = ?", (user_id,))
+        return max(cur.rowcount, 0)
+
     async def close(self) -> None:
         if self._conn is not None:
             await self._conn.close()

@@ -116,3 +116,16 @@ def test_parse_proposals_keeps_only_valid_changes() -> None:
     assert [c.changes for c in parse_proposals(text, None)] == [{"goals": "calm"}]
     assert [c.person_id for c in parse_proposals(text, "p1")] == [None, "p1"]
     assert parse_proposals("not json", None) == []
+
+
+async def test_delete_user_erases_every_document(service: RelationshipService) -> None:
+    user, other = _user(), _user()
+    await service.create_person(user, {"name": "Alex"})
+    await service.replace_self_profile(user, {"about": "nurse"})
+    await service.propose(user, [ProposalChange(target="self_profile", changes={"goals": "x"})])
+    kept = await service.create_person(other, {"name": "Sam"})
+    assert await service.store.delete_user(user) == 3
+    assert await service.list_persons(user) == []
+    assert (await service.get_self_profile(user)).is_empty()
+    assert await service.list_proposals(user, None) == []
+    assert [p.id for p in await service.list_persons(other)] == [kept.id]

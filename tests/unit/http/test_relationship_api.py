@@ -327,3 +327,13 @@ async def test_proposals_are_listed_accepted_and_rejected_over_http(make_client)
     assert [p["status"] for p in everything.json()["proposals"]] == ["accepted"]
     bad = await client.get("/v1/relationship/proposals?status=maybe", headers=ALICE)
     assert bad.status_code == 400
+
+
+async def test_deleting_the_user_erases_persons_and_profile(make_client) -> None:
+    client, _ = make_client()
+    await _person(client)
+    await client.put("/v1/relationship/self-profile", json={"about": "nurse"}, headers=ALICE)
+    assert (await client.delete("/v1/me", headers=ALICE)).status_code == 200
+    assert (await client.get("/v1/relationship/persons", headers=ALICE)).json() == {"persons": []}
+    profile = (await client.get("/v1/relationship/self-profile", headers=ALICE)).json()
+    assert profile["about"] == ""
