@@ -24,18 +24,14 @@ import random
 import statistics
 import tempfile
 import time
-from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import httpx
-from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
-from pydantic import Field
 
-from agents.offline import OfflineModel
-from agents.offline.scripted import instruction_text
 from confidant.bootstrap import Runtime, build_runtime
 from confidant.http import api
 from confidant.settings import Settings
+from tests.support.recording_model import RecordingLlm
 
 USER = {"X-User-Id": "bench-user"}
 CELLS: dict[str, tuple[str, dict[str, str]]] = {
@@ -50,30 +46,6 @@ CELLS: dict[str, tuple[str, dict[str, str]]] = {
     ),
     "relationship /advise": ("/v1/relationship/advise", {"message": "How do I bring it up?"}),
 }
-
-
-class MeasuringLlm(BaseLlm):
-    """The offline model, counting calls and the characters each call sends."""
-
-    model: str = "offline-measuring"
-    inner: BaseLlm = Field(default_factory=OfflineModel)
-    calls: list[tuple[str, int]] = Field(default_factory=list)  # (role line, input chars)
-
-    @property
-    def capabilities(self) -> LlmCapabilities:
-        return LlmCapabilities(output_schema_and_tools=True)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        system = instruction_text(llm_request.config)
-        chars = len(system) + sum(
-            len(p.text or "") for c in llm_request.contents for p in c.parts or []
-        )
-        role = next((ln for ln in system.splitlines() if ln.startswith("RELATIONSHIP_AGENT")), "")
-        self.calls.append((role, chars))
-        async for response in self.inner.generate_content_async(llm_request, stream=stream):
-            yield response
 
 
 def _client(runtime: Runtime) -> httpx.AsyncClient:
@@ -97,7 +69,7 @@ async def _turn(client: httpx.AsyncClient, path: str, body: dict[str, str]) -> f
 
 
 async def run(turns: int, warmup: int) -> str:
-    model = MeasuringLlm()
+    model = RecordingLlm()
     with tempfile.TemporaryDirectory() as tmp:
         runtime = build_runtime(Settings(sqlite_path=str(Path(tmp) / "b.db")), model=model)
         client = _client(runtime)
@@ -133,14 +105,19 @@ async def run(turns: int, warmup: int) -> str:
             f"| {name} | {calls_per_cell[name]} | {median * 1000:.1f} | {p90 * 1000:.1f} |"
             f" {median / base:.2f} |"
         )
-    router = [chars for role, chars in model.calls if role.endswith("router")]
-    specialist = [chars for role, chars in model.calls if role.endswith(("analyzer", "strategist"))]
+    router = _input_chars(model, "router")
+    specialist = _input_chars(model, "analyzer") + _input_chars(model, "strategist")
     lines += [
         "",
         f"Router call input: median {statistics.median(router):.0f} characters "
         f"(a specialist call: {statistics.median(specialist):.0f}).",
     ]
     return "\n".join(lines)
+
+
+def _input_chars(model: RecordingLlm, role: str) -> list[int]:
+    marker = f"RELATIONSHIP_AGENT: {role}\n"
+    return [call.input_chars for call in model.calls if marker in call.instruction + "\n"]
 
 
 def main(argv: list[str] | None = None) -> None:

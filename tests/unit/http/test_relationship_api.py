@@ -4,38 +4,15 @@ chat modes, the strategy endpoints, persons, self-profile and the model allow-li
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncGenerator
 from typing import Any
 
 import httpx
-from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
-from pydantic import Field
 
 from agents.offline import OfflineModel
-from agents.offline.scripted import instruction_text
 from agents.relationship.proposals import ProfileProposalExtractor, ProfileProposalJob
 from confidant.sessions.records import SessionKey
+from tests.support.recording_model import RecordingLlm
 from tests.support.sse import of_type, parse_frames, streamed_text
-
-
-class RecordingLlm(BaseLlm):
-    """The offline model, recording each call's system instruction (what the agent was told)."""
-
-    model: str = "offline-recording"
-    inner: BaseLlm = Field(default_factory=OfflineModel)
-    instructions: list[str] = Field(default_factory=list)
-
-    @property
-    def capabilities(self) -> LlmCapabilities:
-        return LlmCapabilities(output_schema_and_tools=True)
-
-    async def generate_content_async(
-        self, llm_request: LlmRequest, stream: bool = False
-    ) -> AsyncGenerator[LlmResponse, None]:
-        self.instructions.append(instruction_text(llm_request.config))
-        async for response in self.inner.generate_content_async(llm_request, stream=stream):
-            yield response
-
 
 ALICE = {"X-User-Id": "alice"}
 BOB = {"X-User-Id": "bob"}
@@ -150,7 +127,7 @@ async def test_strategy_endpoints_answer_with_one_specialist_and_no_router(make_
     counting = RecordingLlm()
     client, runtime = make_client(model=counting)
     for path, agent in (("analyze", "analyzer"), ("advise", "strategist"), ("script", "writer")):
-        counting.instructions.clear()
+        counting.calls.clear()
         # Cues for every mode in the message: the endpoint, not the router, decides.
         parts = await _chat(
             client,
@@ -181,7 +158,7 @@ async def test_strategy_endpoint_json_and_crisis_guard(make_client) -> None:
     body = response.json()
     assert response.status_code == 200 and body["app"] == APP
     assert body["agent"] == [{"name": "strategist"}] and "route" not in body
-    counting.instructions.clear()
+    counting.calls.clear()
     crisis = await _chat(client, "I want to kill myself", path="/v1/relationship/analyze")
     assert "988" in streamed_text(crisis) or "hotline" in streamed_text(crisis).lower()
     crisis_chat = await _chat(client, "I want to kill myself")
