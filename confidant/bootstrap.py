@@ -62,16 +62,17 @@ def _store(settings: Settings) -> SessionStore:
 
 
 def _relationship_store(settings: Settings, store: SessionStore) -> RelationshipStore:
-    """Beside the session store: the same Firestore client, or the same SQLite file."""
+    """Beside the session store: the same Firestore client, or a SQLite file next to its file
+    (a file of its own: two connections opening one new file at once can lock each other out)."""
     from confidant.sessions.firestore_store import FirestoreSessionStore
 
     if isinstance(store, FirestoreSessionStore):
         from confidant.relationship.firestore_store import FirestoreRelationshipStore
 
         return FirestoreRelationshipStore(store.client)
-    from confidant.relationship.sqlite_store import SqliteRelationshipStore
+    from confidant.relationship.sqlite_store import SqliteRelationshipStore, sibling_path
 
-    return SqliteRelationshipStore(settings.sqlite_path)
+    return SqliteRelationshipStore(sibling_path(settings.sqlite_path))
 
 
 def _jobs(settings: Settings) -> JobBus:

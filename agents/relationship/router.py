@@ -78,6 +78,7 @@ async def _answer_text(model: BaseLlm, request: LlmRequest) -> str:
 async def decide_route(
     model: BaseLlm, turn: TurnContext, timeout_s: float = ROUTER_TIMEOUT_S
 ) -> dict[str, Any]:
+    turn_span = trace.get_current_span()  # the turn's span, when the caller traces turns
     with tracer.start_as_current_span("relationship.router") as span:
         try:
             text = await asyncio.wait_for(
@@ -89,9 +90,10 @@ async def decide_route(
         except Exception:
             logger.exception("router call failed; routing to runner")
             route = {"mode": roles.RUNNER, "reason": "router failed"}
-        span.set_attribute("confidant.route.mode", route["mode"])
-        if "reason" in route:
-            span.set_attribute("confidant.route.reason", route["reason"])
+        for recorded in (span, turn_span):
+            recorded.set_attribute("confidant.route.mode", route["mode"])
+            if "reason" in route:
+                recorded.set_attribute("confidant.route.reason", route["reason"])
     return route
 
 

@@ -1,4 +1,4 @@
-"""RelationshipStore on the embedded SQLite file (its own table beside the session tables)."""
+"""RelationshipStore on an embedded SQLite file (beside the session database)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ CREATE TABLE IF NOT EXISTS relationship_docs (
 """
 
 
+def sibling_path(session_db: str) -> str:
+    """`.data/confidant.db` → `.data/confidant-relationship.db` (":memory:" stays in memory)."""
+    if session_db == ":memory:":
+        return session_db
+    path = Path(session_db)
+    return str(path.with_name(f"{path.stem}-relationship{path.suffix or '.db'}"))
+
+
 class SqliteRelationshipStore:
     """One connection per store; a lock serialises its use (as the session store does)."""
 
@@ -31,6 +39,7 @@ class SqliteRelationshipStore:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
             await conn.execute("PRAGMA busy_timeout=30000")
+            await conn.execute("PRAGMA journal_mode=WAL")
             await conn.executescript(_SCHEMA)
             self._conn = conn
         return self._conn

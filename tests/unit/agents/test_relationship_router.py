@@ -63,7 +63,9 @@ async def test_the_router_call_is_small_and_its_decision_is_on_the_span() -> Non
     _EXPORTER.clear()
     model = ScriptedLlm(script=['{"mode": "pipe_strategist_writer", "reason": "plan + words"}'])
     summary = {"text": "They fought about money.", "covers_seq": 4}
-    route = await decide_route(model, _turn("Plan and a text for Sam?", summary=summary))
+    tracer = trace.get_tracer("test")
+    with tracer.start_as_current_span("turn") as turn_span:
+        route = await decide_route(model, _turn("Plan and a text for Sam?", summary=summary))
     assert route == {"mode": "pipe_strategist_writer", "reason": "plan + words"}
     [request] = model.requests
     assert [c.parts[0].text for c in request.contents] == ["Plan and a text for Sam?"]
@@ -72,6 +74,8 @@ async def test_the_router_call_is_small_and_its_decision_is_on_the_span() -> Non
     assert not request.config.tools
     [span] = [s for s in _EXPORTER.get_finished_spans() if s.name == "relationship.router"]
     assert span.attributes["confidant.route.mode"] == "pipe_strategist_writer"
+    assert span.parent.span_id == turn_span.get_span_context().span_id
+    assert turn_span.attributes["confidant.route.mode"] == "pipe_strategist_writer"
 
 
 async def test_a_failed_router_call_routes_to_runner() -> None:

@@ -3,6 +3,7 @@ chat modes, the strategy endpoints, persons, self-profile and the model allow-li
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -314,3 +315,14 @@ async def test_deleting_the_user_erases_persons_and_profile(make_client) -> None
     assert (await client.get("/v1/relationship/persons", headers=ALICE)).json() == {"persons": []}
     profile = (await client.get("/v1/relationship/self-profile", headers=ALICE)).json()
     assert profile["about"] == ""
+
+
+async def test_the_embedded_relationship_store_has_its_own_file(make_client, tmp_path) -> None:
+    client, _ = make_client()
+    # The first requests of a fresh process open both files at once (context ‖ lease).
+    results = await asyncio.gather(
+        *(_chat(client, "He went silent.", session_id=f"race{i}") for i in range(4)),
+        client.post("/v1/relationship/persons", json={"name": "Kim"}, headers=ALICE),
+    )
+    assert results[-1].status_code == 201
+    assert (tmp_path / "confidant-relationship.db").exists()
