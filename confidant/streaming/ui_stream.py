@@ -18,6 +18,8 @@ HEADERS = {
     "x-accel-buffering": "no",  # proxies must not buffer a stream
 }
 DONE_FRAME = b"data: [DONE]\n\n"
+# Between two text parts of one turn in the whole-reply text (JSON responses).
+TEXT_PART_SEPARATOR = "\n\n"
 
 
 def sse_frame(part: UIPart) -> bytes:
@@ -65,6 +67,8 @@ class EventTranslator:
         if self._open_text is None:
             self._open_text = f"txt-{uuid.uuid4().hex[:12]}"
             parts.append({"type": "text-start", "id": self._open_text})
+            if self.text:
+                self.text.append(TEXT_PART_SEPARATOR)  # e.g. two specialists of one pipeline
         parts.append({"type": "text-delta", "id": self._open_text, "delta": delta})
         self.text.append(delta)
         return parts

@@ -177,6 +177,8 @@ async def test_chat_json_response_carries_the_route_and_speakers(make_client) ->
     body = response.json()
     assert body["route"]["mode"] == "pipe_strategist_writer"
     assert body["agent"] == [{"name": "strategist"}, {"name": "writer"}]
+    plan, wording = body["text"].split("\n\n")  # one paragraph per specialist
+    assert plan.startswith("Plan with") and wording.startswith("Following the plan above")
 
 
 async def test_bad_options_are_400_and_an_unknown_person_is_404(make_client) -> None:
