@@ -9,18 +9,26 @@ specialists, one commit).
 from __future__ import annotations
 
 import sys
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
 
+from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import REPO, Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
 from tests.support.fake_gemini import FakeGemini, text
 from tests.support.sse import of_type, parse_frames, streamed_text
 
 USER = {"X-User-Id": "rel-e2e"}
+
+
+def _firestore() -> firestore.Client:
+    return firestore.Client(project=TEST_PROJECT, credentials=AnonymousCredentials())
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +176,44 @@ def test_one_pipeline_turn_over_the_gemini_wire_format(tmp_path) -> None:
     assert first.stream and "RELATIONSHIP_AGENT: analyzer" in first.system_instruction
     assert second.stream and "RELATIONSHIP_AGENT: strategist" in second.system_instruction
     assert f"<<<PIPELINE_INPUT\n{analysis}\nPIPELINE_INPUT>>>" in second.system_instruction
+
+
+def test_persons_and_a_pipeline_turn_on_firestore(cloud_server, token_issuer) -> None:  # type: ignore[no-untyped-def]
+    """The deployed shape: persons in Firestore under the verified user, read by a chat turn."""
+    server = cloud_server()
+    uid = f"rel-{uuid.uuid4().hex[:8]}"
+    auth = {"Authorization": f"Bearer {token_issuer.issue(uid)}"}
+    with httpx.Client(base_url=server.base_url, timeout=30, headers=auth) as client:
+        created = client.post("/v1/relationship/persons", json={"name": "Robin", "tags": ["shy"]})
+        assert created.status_code == 201, created.text
+        person_id = created.json()["id"]
+        response = client.post(
+            "/v1/chat",
+            json={
+                "app": "relationship",
+                "session_id": "fs-pipe",
+                "person_id": person_id,
+                "message": "Why is Robin distant, and what should I do?",
+            },
+        )
+        parts, done = parse_frames(response.text)
+        assert done and parts[-1]["type"] == "finish", parts
+        assert _speakers(parts) == ["analyzer", "strategist"]
+        assert all("Robin" in text for text in _texts(parts))
+        other = {"Authorization": f"Bearer {token_issuer.issue(uid + '-other')}"}
+        assert client.get(f"/v1/relationship/persons/{person_id}", headers=other).status_code == 404
+    stored = (
+        _firestore().collection("users").document(uid).collection("persons").document(person_id)
+    ).get()
+    assert stored.exists and stored.to_dict()["tags"] == ["shy"]
+    session = (
+        _firestore()
+        .collection("users")
+        .document(uid)
+        .collection("apps")
+        .document("relationship")
+        .collection("sessions")
+        .document("fs-pipe")
+        .get()
+    )
+    assert session.exists  # the turn committed under the same user
