@@ -9,6 +9,8 @@ from typing import Any
 
 import aiosqlite
 
+from confidant.sqlite import open_sqlite
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS relationship_docs (
   user_id TEXT NOT NULL, collection TEXT NOT NULL, doc_id TEXT NOT NULL, data TEXT NOT NULL,
@@ -35,13 +37,7 @@ class SqliteRelationshipStore:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
-            await conn.execute("PRAGMA busy_timeout=30000")
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.executescript(_SCHEMA)
-            self._conn = conn
+            self._conn = await open_sqlite(self.path, _SCHEMA)
         return self._conn
 
     async def get(self, user_id: str, collection: str, doc_id: str) -> dict[str, Any] | None:

@@ -6,7 +6,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
@@ -28,6 +27,7 @@ from confidant.sessions.records import (
     renew_lease,
 )
 from confidant.sessions.store import EventPage, LoadedSession, SessionExistsError
+from confidant.sqlite import open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -72,13 +72,8 @@ class SqliteSessionStore:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
+            conn = await open_sqlite(self.path, _SCHEMA)
             conn.row_factory = aiosqlite.Row
-            await conn.execute("PRAGMA journal_mode=WAL")
-            await conn.execute("PRAGMA busy_timeout=30000")
-            await conn.executescript(_SCHEMA)
             self._conn = conn
         return self._conn
 
