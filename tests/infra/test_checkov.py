@@ -1,4 +1,4 @@
-"""Static security scan of infra/ with checkov (its own venv, .venv/checkov, from tools/checkov.lock).
+"""Static security scan of infra/ with checkov (own venv .venv/checkov, from tools/checkov.lock).
 
 No finding may stand unexplained: every failed check fails this test, and every skipped one
 must carry its reason inline (`# checkov:skip=CKV_X:<why>` in the resource).
@@ -16,6 +16,7 @@ import pytest
 from tests.support import terraform as tf
 
 CHECKOV = tf.ROOT / ".venv" / "checkov" / "bin" / "checkov"
+ARGUMENTS = ["--framework", "terraform", "--skip-download", "--output", "json"]
 
 
 @pytest.fixture(scope="module")
@@ -23,8 +24,7 @@ def report() -> dict[str, Any]:
     assert CHECKOV.exists(), "checkov is installed by `make install` (.venv/checkov)"
     # --skip-download and BC_SKIP_MAPPING: no platform calls; the built-in checks are complete.
     result = subprocess.run(
-        [str(CHECKOV), "-d", str(tf.INFRA), "--framework", "terraform", "--skip-download"]
-        + ["-o", "json"],
+        [str(CHECKOV), "-d", str(tf.INFRA), *ARGUMENTS],
         capture_output=True,
         text=True,
         timeout=600,
