@@ -90,8 +90,11 @@ def test_env_roots_are_thin_and_complete(env: str) -> None:
     assert root_required <= set(re.findall(r"^([a-z_]+)\s*=", example, flags=re.MULTILINE))
 
 
-def test_every_environment_exists() -> None:
+def test_every_environment_exists_and_shares_its_root_file() -> None:
     assert set(tf.ENVS) == {"dev", "staging", "prod"}
+    for root in tf.ENVS.values():
+        shared = root / "root.tf"
+        assert shared.is_symlink() and shared.resolve() == tf.INFRA / "shared" / "root.tf"
     versions = {
         tf.literal(b.body["required_providers"][0]["google"]["version"])
         for directory in tf.DIRECTORIES

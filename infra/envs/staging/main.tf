@@ -1,19 +1,5 @@
 # The staging environment: a thin root over the Confidant module (its own state bucket and tfvars).
-terraform {
-  required_version = ">= 1.6"
-
-  required_providers {
-    google = {
-      source  = "hashicorp/google"
-      version = ">= 6.50, < 7.0"
-    }
-  }
-}
-
-provider "google" {
-  project = var.project_id
-  region  = var.region
-}
+# Versions, provider, inputs and outputs: root.tf (a symlink to infra/shared/root.tf).
 
 module "confidant" {
   source = "../../modules/confidant"
@@ -33,24 +19,4 @@ module "confidant" {
   jobs_max_instances  = 3
   firestore_pitr      = true
   deletion_protection = true
-}
-
-output "chat_url" {
-  value = module.confidant.chat_url
-}
-
-output "service_names" {
-  value = module.confidant.service_names
-}
-
-output "image_repository" {
-  value = module.confidant.image_repository
-}
-
-output "service_accounts" {
-  value = module.confidant.service_accounts
-}
-
-output "secrets" {
-  value = module.confidant.secrets
 }
