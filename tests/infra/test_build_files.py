@@ -7,7 +7,10 @@ from __future__ import annotations
 import re
 import tomllib
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from tests.infra.test_drift import code_function_targets, terraform_services
 from tests.support import terraform as tf
@@ -89,3 +92,29 @@ def test_cloudbuild_escapes_bash_variables() -> None:
         for arg in step.get("args", []):
             unescaped = re.findall(r"(?<!\$)\$([a-z]\w*)", arg)
             assert not unescaped, f"step {step['id']}: escape bash variables as $$: {unescaped}"
+
+
+def lock_pins(path: str) -> list[Requirement]:
+    lines = (ROOT / path).read_text().splitlines()
+    return [Requirement(line) for line in lines if line.strip() and not line.startswith("#")]
+
+
+@pytest.mark.parametrize("python", ["3.11", "3.12", "3.13"])
+@pytest.mark.parametrize("lock", ["requirements.lock", "tools/checkov.lock"])
+def test_each_lock_pins_one_version_of_everything_for_each_supported_python(
+    lock: str, python: str
+) -> None:
+    environment = {"python_version": python, "python_full_version": f"{python}.0"}
+    environment |= {"sys_platform": "linux", "platform_machine": "x86_64"}
+    applicable: dict[str, list[str]] = {}
+    for pin in lock_pins(lock):
+        if pin.marker is None or pin.marker.evaluate(environment):
+            applicable.setdefault(canonicalize_name(pin.name), []).append(str(pin.specifier))
+    several = {name: pins for name, pins in applicable.items() if len(pins) != 1}
+    assert not several, several
+    assert all(spec.startswith("==") for [spec] in applicable.values())
+    if lock == "requirements.lock":
+        project = PYPROJECT["project"]
+        wanted = project["dependencies"] + project["optional-dependencies"]["dev"]
+        missing = {canonicalize_name(Requirement(r).name) for r in wanted} - set(applicable)
+        assert not missing, f"not pinned (run `make lock`): {missing}"
