@@ -34,7 +34,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-BARE_APP = '''
+BARE_APP = """
 from functions_framework import aio
 from starlette.responses import Response
 
@@ -42,7 +42,7 @@ from starlette.responses import Response
 @aio.http
 async def chat(request):
     return Response("ok")
-'''
+"""
 
 
 def free_port() -> int:
@@ -112,11 +112,41 @@ def import_seconds(module: str) -> float:
     return float(result.stdout.strip())
 
 
+PHASES = """
+import asyncio, time
+t0 = time.perf_counter()
+import functions.main
+t1 = time.perf_counter()
+from confidant.bootstrap import build_runtime
+from confidant.settings import Settings
+from confidant.warmup import warm_up
+runtime = build_runtime(Settings())
+t2 = time.perf_counter()
+asyncio.run(warm_up(runtime.chat.deps, runtime.settings.default_app))
+print(t1 - t0, t2 - t1, time.perf_counter() - t2)
+"""
+
+
+def phases() -> list[float]:
+    """In one fresh interpreter: import the target, build the runtime, run the warm-up turn."""
+    with tempfile.TemporaryDirectory() as data_dir:
+        result = subprocess.run(
+            [sys.executable, "-c", PHASES],
+            cwd=ROOT,
+            env=local_env(data_dir),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    return [float(x) for x in result.stdout.split()]
+
+
 def report(runs: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "main.py"
         bare.write_text(BARE_APP)
-        rows: dict[str, list[float]] = {k: [] for k in ("bare", "health", "turn", "imp", "ff")}
+        keys = ("bare", "health", "turn", "imp", "ff", "p_import", "p_build", "p_warm")
+        rows: dict[str, list[float]] = {k: [] for k in keys}
         for _ in range(runs):  # interleaved so machine load hits both alike
             rows["bare"].append(start_to_answers(bare, chat=False)[0])
             health, turn = start_to_answers(ROOT / "functions" / "main.py", chat=True)
@@ -124,6 +154,8 @@ def report(runs: int) -> str:
             rows["turn"].append(turn or 0.0)
             rows["imp"].append(import_seconds("functions.main"))
             rows["ff"].append(import_seconds("functions_framework"))
+            for key, seconds in zip(("p_import", "p_build", "p_warm"), phases(), strict=True):
+                rows[key].append(seconds)
     median = {k: statistics.median(v) for k, v in rows.items()}
 
     def line(label: str, key: str, base: str) -> str:
@@ -154,6 +186,14 @@ def report(runs: int) -> str:
             "|---|---|---|---|",
             line("`import functions_framework` (baseline)", "ff", "ff"),
             line("`import functions.main` (the chat target)", "imp", "ff"),
+            "",
+            "Phases of the chat target's start in one interpreter (ratio to the framework import):",
+            "",
+            "| phase | median | range | ratio |",
+            "|---|---|---|---|",
+            line("import `functions.main`", "p_import", "ff"),
+            line("`build_runtime(Settings())` (adapters, model, services)", "p_build", "ff"),
+            line("warm-up turn (what `/healthz` waits for)", "p_warm", "ff"),
         ]
     )
 
