@@ -38,7 +38,7 @@ schema: $(VENV)/.installed
 	$(BIN)/python -m tools.provider_schema
 
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
-run: install
+run: $(VENV)/.installed
 	$(BIN)/confidant-local
 
 ## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests
