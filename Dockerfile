@@ -1,6 +1,7 @@
 # One image for every Confidant service: functions-framework serves the target named by
-# FUNCTION_TARGET ("chat" by default; Cloud Run sets "jobs" for the job service).
-FROM python:3.11-slim
+# FUNCTION_TARGET ("chat" by default; Terraform sets "jobs" and "sweep" for the other services).
+# The newest Python the project supports (3.11-3.13); dependencies from the universal lock.
+FROM python:3.13-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -11,7 +12,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Dependencies first, pinned by requirements.lock, so source edits reuse this layer.
+# Dependencies first, pinned by requirements.lock, so source edits reuse this layer. Only the
+# runtime dependencies: the dev extra (tests, Terraform checks) never enters the image.
 COPY pyproject.toml requirements.lock ./
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" > /tmp/deps.txt \
     && pip install -c requirements.lock -r /tmp/deps.txt \
@@ -20,10 +22,11 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml
 COPY confidant ./confidant
 COPY agents ./agents
 COPY functions ./functions
-RUN pip install -c requirements.lock . \
-    && useradd --uid 10001 --no-create-home confidant
+RUN pip install --no-deps -c requirements.lock . \
+    && useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin confidant
 
-USER confidant
+# Non-root: the services write nothing to the image (state is in Firestore).
+USER 10001
 EXPOSE 8080
 
 # Shell form so $FUNCTION_TARGET and $PORT (set by Cloud Run) are expanded; exec keeps

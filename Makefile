@@ -1,21 +1,44 @@
 # Confidant developer commands. Every target installs what it needs first.
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
+# Python 3.11, 3.12 or 3.13: requirements.lock is one universal lock (environment markers where
+# a pin differs by version), so whichever python3 runs installs from the same file.
+PYTHON  ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+CHECKOV := $(VENV)/checkov
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench lock schema clean
 
-## install: create .venv and install the project with its pinned dependencies
-install: $(VENV)/.installed
+## install: create .venv and install the project with its pinned dependencies (+ the checkov venv)
+install: $(VENV)/.installed $(CHECKOV)/.installed
 
 $(VENV)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -c 'import sys; v = sys.version_info[:2]; assert (3, 11) <= v < (3, 14), \
+	  f"Confidant supports Python 3.11-3.13, not {sys.version.split()[0]}: set PYTHON=python3.x"'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
 	touch $@
 
+# checkov pins what the service does not want, so it gets a venv of its own (tools/checkov.lock).
+$(CHECKOV)/.installed: tools/checkov.lock $(VENV)/.installed
+	$(PYTHON) -m venv $(CHECKOV)
+	$(CHECKOV)/bin/pip install -q --upgrade pip
+	$(CHECKOV)/bin/pip install -q -r tools/checkov.lock
+	touch $@
+
+## lock: re-resolve requirements.lock and tools/checkov.lock for Python 3.11-3.13 (uv, universal)
+lock: $(VENV)/.installed
+	$(BIN)/uv pip compile pyproject.toml --extra dev --universal --python-version 3.11 \
+	  --no-annotate --no-header -o requirements.lock
+	$(BIN)/uv pip compile tools/checkov.in --universal --python-version 3.11 \
+	  --no-annotate --no-header -o tools/checkov.lock
+
+## schema: regenerate infra/schema/google-provider.json from the npm CDKTF google bindings
+schema: $(VENV)/.installed
+	$(BIN)/python -m tools.provider_schema
+
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
-run: install
+run: $(VENV)/.installed
 	$(BIN)/confidant-local
 
 ## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests

@@ -1,5 +1,5 @@
-# State in GCS, one prefix per environment. The bucket is supplied at init (partial config):
-#   terraform init -backend-config="bucket=<your-tfstate-bucket>"
+# State in this environment's own bucket (created by infra/bootstrap), supplied at init:
+#   terraform init -backend-config="bucket=<project>-tfstate"
 terraform {
   backend "gcs" {
     prefix = "confidant/dev"

@@ -1,20 +1,24 @@
 # The Google APIs Confidant uses. Left enabled on destroy: other workloads may share them.
 locals {
-  services = toset([
-    "aiplatform.googleapis.com",
+  apis = toset(concat([
     "artifactregistry.googleapis.com",
     "cloudbuild.googleapis.com",
+    "cloudscheduler.googleapis.com",
     "firestore.googleapis.com",
     "iam.googleapis.com",
     "iamcredentials.googleapis.com",
+    "identitytoolkit.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
     "pubsub.googleapis.com",
     "run.googleapis.com",
     "secretmanager.googleapis.com",
-  ])
+    ], var.use_vertex ? ["aiplatform.googleapis.com"] : ["generativelanguage.googleapis.com"]
+  ))
 }
 
 resource "google_project_service" "this" {
-  for_each = local.services
+  for_each = local.apis
 
   project            = var.project_id
   service            = each.value

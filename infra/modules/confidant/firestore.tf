@@ -1,19 +1,86 @@
-# Firestore (native mode): the database, the TTL policy that expires job records, and index
-# exemptions for large JSON fields (indexing them costs write latency and index storage).
+# Firestore (native mode): the database, the composite indexes the code's queries need, the TTL
+# policy that expires outbox records, and index exemptions for large JSON fields (indexing them
+# costs write latency and index storage). tests/infra/test_drift.py derives the indexes the
+# store adapters' queries need and fails when one is missing here or one here is unused.
+
+locals {
+  firestore_composite_indexes = {
+    # FirestoreSessionStore.list_memories(app=...): where app == X order by created_at desc.
+    memories_by_app = {
+      collection  = "memories"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "app", order = "ASCENDING" },
+        { field_path = "created_at", order = "DESCENDING" },
+      ]
+    }
+  }
+
+  # Single-field index overrides for collection-group queries (automatic single-field indexes
+  # only serve queries on one collection). The collection scope is kept as well.
+  firestore_collection_group_fields = {
+    # FirestoreSessionStore.list_sessions(user_id=None): collection group "sessions", app == X.
+    sessions_app = { collection = "sessions", field = "app" }
+  }
+}
 
 resource "google_firestore_database" "main" {
   project                 = var.project_id
   name                    = var.firestore_database
   location_id             = var.firestore_location
   type                    = "FIRESTORE_NATIVE"
-  concurrency_mode        = "OPTIMISTIC" # turns commit with revision-checked transactions
+  concurrency_mode        = "OPTIMISTIC" # turns commit with revision-checked writes
   delete_protection_state = var.deletion_protection ? "DELETE_PROTECTION_ENABLED" : "DELETE_PROTECTION_DISABLED"
   deletion_policy         = var.deletion_protection ? "ABANDON" : "DELETE"
+  # Point-in-time recovery: 7 days of versions to read back after a bad write.
+  point_in_time_recovery_enablement = var.firestore_pitr ? "POINT_IN_TIME_RECOVERY_ENABLED" : "POINT_IN_TIME_RECOVERY_DISABLED"
 
   depends_on = [google_project_service.this]
 }
 
-# jobs/{job_id}.expire_at: Firestore deletes outbox/idempotency records once it has passed.
+resource "google_firestore_index" "composite" {
+  for_each = local.firestore_composite_indexes
+
+  project     = var.project_id
+  database    = google_firestore_database.main.name
+  collection  = each.value.collection
+  query_scope = each.value.query_scope
+
+  dynamic "fields" {
+    for_each = each.value.fields
+    content {
+      field_path = fields.value.field_path
+      order      = fields.value.order
+    }
+  }
+}
+
+resource "google_firestore_field" "collection_group" {
+  for_each = local.firestore_collection_group_fields
+
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = each.value.collection
+  field      = each.value.field
+
+  index_config {
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION_GROUP"
+    }
+    indexes {
+      order       = "ASCENDING"
+      query_scope = "COLLECTION"
+    }
+    indexes {
+      order       = "DESCENDING"
+      query_scope = "COLLECTION"
+    }
+  }
+}
+
+# jobs/{job_id}.expire_at (FirestoreSessionStore writes created_at + JOB_RECORD_TTL): Firestore
+# deletes outbox/idempotency records once it has passed.
 resource "google_firestore_field" "jobs_expire_at" {
   project    = var.project_id
   database   = google_firestore_database.main.name

@@ -1,17 +1,30 @@
-# Least privilege: project roles from the role lists × workload service accounts; Pub/Sub,
-# Secret Manager and Cloud Run permissions are granted on the single resource that needs them.
+# Least privilege: project roles per workload (var.workload_roles); Pub/Sub, Secret Manager and
+# Cloud Run permissions are granted on the single resource that needs them.
 
 locals {
-  workload_roles = {
-    chat = var.chat_roles
-    jobs = var.jobs_roles
-  }
+  # Vertex AI (Gemini through the service account) is the only reason for aiplatform.user.
+  model_roles = var.use_vertex ? ["roles/aiplatform.user"] : []
   workload_role_bindings = {
     for binding in flatten([
-      for workload, roles in local.workload_roles : [
-        for role in roles : { workload = workload, role = role }
+      for workload in local.workloads : [
+        for role in concat(
+          var.workload_roles[workload],
+          local.services[workload].model ? local.model_roles : [],
+        ) : { workload = workload, role = role }
       ]
     ]) : "${binding.workload}/${binding.role}" => binding
+  }
+  # Workloads that publish post-turn jobs: chat (after its commit) and sweep (the outbox).
+  publishers = toset(["chat", "sweep"])
+  topic_publishers = {
+    for pair in setproduct(local.publishers, local.job_kinds) : "${pair[0]}/${pair[1]}" => {
+      workload = pair[0]
+      kind     = pair[1]
+    }
+  }
+  secret_readers = {
+    for pair in setproduct([for w, s in local.services : w if s.model], keys(local.secret_env)) :
+    "${pair[0]}/${pair[1]}" => { workload = pair[0], env = pair[1] }
   }
 }
 
@@ -23,21 +36,22 @@ resource "google_project_iam_member" "workload" {
   member  = "serviceAccount:${google_service_account.workload[each.value.workload].email}"
 }
 
-# The chat service publishes the post-turn jobs it commits (outbox), and only to job topics.
-resource "google_pubsub_topic_iam_member" "chat_publishes_jobs" {
-  for_each = google_pubsub_topic.jobs
+resource "google_pubsub_topic_iam_member" "publishes_jobs" {
+  for_each = local.topic_publishers
+
+  project = var.project_id
+  topic   = google_pubsub_topic.jobs[each.value.kind].name
+  role    = "roles/pubsub.publisher"
+  member  = "serviceAccount:${google_service_account.workload[each.value.workload].email}"
+}
+
+# Dead-lettering: the Pub/Sub service agent must publish to each dead-letter topic and
+# subscribe (to ack forwarded messages) on each job subscription.
+resource "google_pubsub_topic_iam_member" "agent_publishes_dead_letters" {
+  for_each = google_pubsub_topic.dead_letter
 
   project = var.project_id
   topic   = each.value.name
-  role    = "roles/pubsub.publisher"
-  member  = "serviceAccount:${google_service_account.workload["chat"].email}"
-}
-
-# Dead-lettering: the Pub/Sub service agent must publish to the dead-letter topic and
-# subscribe (to ack forwarded messages) on each job subscription.
-resource "google_pubsub_topic_iam_member" "agent_publishes_dead_letters" {
-  project = var.project_id
-  topic   = google_pubsub_topic.dead_letter.name
   role    = "roles/pubsub.publisher"
   member  = local.pubsub_service_agent
 }
@@ -53,42 +67,33 @@ resource "google_pubsub_subscription_iam_member" "agent_subscribes_jobs" {
 
 # Push with OIDC: the Pub/Sub agent mints ID tokens as the push service account...
 resource "google_service_account_iam_member" "agent_signs_as_push" {
-  service_account_id = google_service_account.push.name
+  service_account_id = google_service_account.invoker["push"].name
   role               = "roles/iam.serviceAccountTokenCreator"
   member             = local.pubsub_service_agent
 }
 
-# ...which may invoke the jobs service, and nothing else.
-resource "google_cloud_run_v2_service_iam_member" "push_invokes_jobs" {
-  project  = var.project_id
-  location = var.region
-  name     = google_cloud_run_v2_service.jobs.name
-  role     = "roles/run.invoker"
-  member   = "serviceAccount:${google_service_account.push.email}"
-}
-
-# Apps call the chat service directly; identity is the Firebase ID token checked in-app.
-resource "google_cloud_run_v2_service_iam_member" "chat_public" {
-  count = var.chat_public ? 1 : 0
+# ...which may invoke the jobs service, and nothing else; the scheduler's SA only the sweep.
+resource "google_cloud_run_v2_service_iam_member" "invokers" {
+  for_each = { push = "jobs", scheduler = "sweep" }
 
   project  = var.project_id
   location = var.region
-  name     = google_cloud_run_v2_service.chat.name
+  name     = google_cloud_run_v2_service.service[each.value].name
   role     = "roles/run.invoker"
-  member   = "allUsers"
+  member   = "serviceAccount:${google_service_account.invoker[each.key].email}"
 }
 
-# Both services call the model with the same key.
-resource "google_secret_manager_secret_iam_member" "workload_reads_model_key" {
-  for_each = local.workloads
+resource "google_secret_manager_secret_iam_member" "workload_reads" {
+  for_each = local.secret_readers
 
   project   = var.project_id
-  secret_id = google_secret_manager_secret.model_api_key.secret_id
+  secret_id = google_secret_manager_secret.env[each.value.env].secret_id
   role      = "roles/secretmanager.secretAccessor"
-  member    = "serviceAccount:${google_service_account.workload[each.key].email}"
+  member    = "serviceAccount:${google_service_account.workload[each.value.workload].email}"
 }
 
-# The deployer (Cloud Build) pushes images and rolls out revisions running as the workload SAs.
+# The deployer (Cloud Build) pushes images, rolls out revisions running as the workload SAs and
+# moves traffic back when the smoke test fails.
 resource "google_artifact_registry_repository_iam_member" "deployer_pushes" {
   count = var.deployer_member == null ? 0 : 1
 

@@ -1,18 +1,23 @@
-output "chat_url" {
-  description = "HTTPS URL of the chat service."
-  value       = google_cloud_run_v2_service.chat.uri
+output "service_urls" {
+  description = "HTTPS URL of each Cloud Run service (chat is the API apps call; jobs and sweep are internal)."
+  value       = { for name, service in google_cloud_run_v2_service.service : name => service.uri }
 }
 
-output "jobs_url" {
-  description = "HTTPS URL of the jobs service (push target; not publicly invocable)."
-  value       = google_cloud_run_v2_service.jobs.uri
+output "chat_url" {
+  description = "HTTPS URL of the chat service."
+  value       = google_cloud_run_v2_service.service["chat"].uri
+}
+
+output "service_names" {
+  description = "Cloud Run service names by workload (cloudbuild.yaml deploys these)."
+  value       = { for name, service in google_cloud_run_v2_service.service : name => service.name }
 }
 
 output "service_accounts" {
-  description = "Service account emails by workload (chat, jobs) plus the push invoker."
+  description = "Service account emails by workload (chat, jobs, sweep) and invoker (push, scheduler)."
   value = merge(
-    { for workload, account in google_service_account.workload : workload => account.email },
-    { push = google_service_account.push.email },
+    { for name, account in google_service_account.workload : name => account.email },
+    { for name, account in google_service_account.invoker : name => account.email },
   )
 }
 
@@ -21,8 +26,9 @@ output "job_topics" {
   value       = { for kind, topic in google_pubsub_topic.jobs : kind => topic.name }
 }
 
-output "dead_letter_topic" {
-  value = google_pubsub_topic.dead_letter.name
+output "dead_letter_subscriptions" {
+  description = "Inspection subscription of each kind's dead-letter topic."
+  value       = { for kind, sub in google_pubsub_subscription.dead_letter : kind => sub.name }
 }
 
 output "firestore_database" {
@@ -34,7 +40,10 @@ output "image_repository" {
   value       = "${var.region}-docker.pkg.dev/${var.project_id}/${google_artifact_registry_repository.images.repository_id}"
 }
 
-output "model_api_key_secret" {
-  description = "Secret to add the GOOGLE_API_KEY version to."
-  value       = google_secret_manager_secret.model_api_key.secret_id
+output "secrets" {
+  description = "Secrets to add versions to: service env secrets and the smoke test's."
+  value = concat(
+    [for secret in google_secret_manager_secret.env : secret.secret_id],
+    [for secret in google_secret_manager_secret.smoke : secret.secret_id],
+  )
 }

@@ -1,6 +1,8 @@
-# One service account per workload, so each gets only its own roles.
+# One service account per workload (each Cloud Run service), so each gets only its own grants,
+# plus one identity per caller that invokes a private service (Pub/Sub push, Cloud Scheduler).
 locals {
-  workloads = toset(["chat", "jobs"])
+  workloads = toset(keys(local.services))
+  invokers  = toset(["push", "scheduler"])
 }
 
 resource "google_service_account" "workload" {
@@ -13,11 +15,12 @@ resource "google_service_account" "workload" {
   depends_on = [google_project_service.this]
 }
 
-# Not a workload: the identity Pub/Sub signs push requests with; it may only invoke the jobs service.
-resource "google_service_account" "push" {
+resource "google_service_account" "invoker" {
+  for_each = local.invokers
+
   project      = var.project_id
-  account_id   = "${var.name_prefix}-push"
-  display_name = "Confidant Pub/Sub push invoker (${var.environment})"
+  account_id   = "${var.name_prefix}-${each.key}"
+  display_name = "Confidant ${each.key} invoker (${var.environment})"
 
   depends_on = [google_project_service.this]
 }

@@ -53,6 +53,12 @@ variable "firestore_location" {
   default     = "nam5"
 }
 
+variable "firestore_pitr" {
+  description = "Point-in-time recovery (7 days of versions) on the Firestore database."
+  type        = bool
+  default     = true
+}
+
 variable "firestore_unindexed_fields" {
   description = "Large JSON fields exempt from single-field indexes (collection group + field)."
   type = list(object({
@@ -75,7 +81,7 @@ variable "firestore_unindexed_fields" {
 variable "job_kinds" {
   description = "Post-turn job kinds; each gets topic \"<topic_prefix>-<kind>\" and a push subscription."
   type        = list(string)
-  default     = ["emotion", "summary"]
+  default     = ["emotion", "summary", "memory"]
 
   validation {
     condition     = alltrue([for kind in var.job_kinds : can(regex("^[a-z][a-z0-9_-]{0,62}$", kind))])
@@ -113,16 +119,28 @@ variable "job_retry_max_backoff" {
   default     = "600s"
 }
 
+variable "sweep_schedule" {
+  description = "Cron schedule (UTC) of the outbox sweep that republishes unpublished jobs."
+  type        = string
+  default     = "*/5 * * * *"
+}
+
+variable "sweep_timeout_s" {
+  description = "Request timeout of the sweep service and Cloud Scheduler's attempt deadline."
+  type        = number
+  default     = 120
+}
+
 # --- Cloud Run -----------------------------------------------------------------------------
 
 variable "chat_public" {
-  description = "Allow unauthenticated invocations of the chat service (apps send Firebase ID tokens, verified in-app)."
+  description = "Anyone may reach the chat service (apps send Firebase ID tokens, verified in-app); false = IAM invokers only."
   type        = bool
   default     = true
 }
 
 variable "chat_min_instances" {
-  description = "Warm chat instances (cold start ≈1-2 s with ADK and the cloud clients)."
+  description = "Warm chat instances: 0 scales to zero (a cold start costs seconds, bench/cold_start.py), 1 keeps one warm."
   type        = number
   default     = 0
 }
@@ -149,14 +167,9 @@ variable "chat_memory" {
 }
 
 variable "chat_timeout_s" {
-  description = "Request timeout of the chat service; bounds one streamed turn."
+  description = "Request timeout of the chat service; bounds one streamed turn (model calls, tools, retries)."
   type        = number
-  default     = 300
-}
-
-variable "jobs_min_instances" {
-  type    = number
-  default = 0
+  default     = 900
 }
 
 variable "jobs_max_instances" {
@@ -167,11 +180,6 @@ variable "jobs_max_instances" {
 variable "jobs_concurrency" {
   type    = number
   default = 10
-}
-
-variable "jobs_cpu" {
-  type    = string
-  default = "1"
 }
 
 variable "jobs_memory" {
@@ -192,48 +200,70 @@ variable "gemini_model" {
   default = "gemini-2.5-flash"
 }
 
+variable "use_vertex" {
+  description = "Call Gemini through Vertex AI as the service account (no key); false = Gemini API key from Secret Manager."
+  type        = bool
+  default     = false
+}
+
+variable "vertex_location" {
+  description = "Vertex AI location when use_vertex is true."
+  type        = string
+  default     = "us-central1"
+}
+
 variable "model_api_key_secret_id" {
-  description = "Secret Manager secret holding GOOGLE_API_KEY (add versions out of band; never in state)."
+  description = "Secret Manager secret holding GOOGLE_API_KEY when use_vertex is false (add versions out of band; never in state)."
   type        = string
   default     = "confidant-google-api-key"
 }
 
+variable "busy_policy" {
+  description = "CONFIDANT_BUSY_POLICY: a second message on a busy session is rejected (409) or waits."
+  type        = string
+  default     = "reject"
+}
+
+variable "cors_origins" {
+  description = "CONFIDANT_CORS_ORIGINS: browser origins allowed to call the chat API (e.g. [\"https://app.example\"])."
+  type        = list(string)
+  default     = []
+}
+
 variable "extra_env" {
-  description = "Additional environment variables for both services (e.g. CONFIDANT_BUSY_POLICY)."
+  description = "Additional environment variables for every service (e.g. CONFIDANT_WINDOW_EVENTS)."
   type        = map(string)
   default     = {}
 }
 
-# --- IAM ------------------------------------------------------------------------------------
+# --- IAM and alerts -------------------------------------------------------------------------
 
-variable "chat_roles" {
-  description = "Project roles of the chat service account."
-  type        = list(string)
-  default = [
-    "roles/datastore.user",
-    "roles/aiplatform.user",
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/cloudtrace.agent",
-  ]
-}
-
-variable "jobs_roles" {
-  description = "Project roles of the jobs service account."
-  type        = list(string)
-  default = [
-    "roles/datastore.user",
-    "roles/aiplatform.user",
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/cloudtrace.agent",
-  ]
+variable "workload_roles" {
+  description = "Project roles per workload service account (Vertex AI is added when use_vertex)."
+  type        = map(list(string))
+  default = {
+    chat  = ["roles/datastore.user", "roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/cloudtrace.agent"]
+    jobs  = ["roles/datastore.user", "roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/cloudtrace.agent"]
+    sweep = ["roles/datastore.user", "roles/logging.logWriter"]
+  }
 }
 
 variable "deployer_member" {
   description = "Principal that deploys new images (e.g. the Cloud Build service account as \"serviceAccount:...\"); null = none."
   type        = string
   default     = null
+}
+
+variable "alert_notification_channels" {
+  description = "Cloud Monitoring notification channel ids for the alerts (projects/<p>/notificationChannels/<id>)."
+  type        = list(string)
+  default     = []
+}
+
+variable "chat_5xx_alert_ratio" {
+  description = "Alert when this fraction of chat requests over 5 minutes are 5xx."
+  type        = number
+  default     = 0.05
 }
 
 variable "deletion_protection" {

@@ -1,0 +1,90 @@
+# Alerts: the chat service's 5xx rate (from its request logs) and any message reaching a
+# dead-letter topic. Notification channels are created outside this module (e-mail, chat, pager)
+# and passed in by id; with none, incidents still open in Cloud Monitoring.
+
+# Log-based metrics over Cloud Run's request log of the chat service: all requests and 5xx.
+resource "google_logging_metric" "chat_requests" {
+  for_each = {
+    requests = ""
+    "5xx"    = " AND httpRequest.status>=500"
+  }
+
+  project = var.project_id
+  name    = "${var.name_prefix}-chat-${each.key}"
+  filter  = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${google_cloud_run_v2_service.service["chat"].name}\" AND log_id(\"run.googleapis.com/requests\")${each.value}"
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+  }
+}
+
+resource "google_monitoring_alert_policy" "chat_5xx_rate" {
+  project               = var.project_id
+  display_name          = "${var.name_prefix}-chat: 5xx rate above ${var.chat_5xx_alert_ratio * 100}%"
+  combiner              = "OR"
+  notification_channels = var.alert_notification_channels
+  user_labels           = local.labels
+
+  conditions {
+    display_name = "chat 5xx / all requests over 5 minutes"
+    condition_threshold {
+      filter             = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["5xx"].name}\""
+      denominator_filter = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["requests"].name}\""
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.chat_5xx_alert_ratio
+      duration           = "300s"
+
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "The chat service answered more than ${var.chat_5xx_alert_ratio * 100}% of requests with 5xx. Check its logs and consider rolling back (docs/deploy.md, Roll back)."
+    mime_type = "text/markdown"
+  }
+}
+
+# Pub/Sub writes no log entry when it forwards a dead letter, so this alert watches the
+# dead-letter topics' publish count: any message there means a job failed every delivery.
+resource "google_monitoring_alert_policy" "dead_letters" {
+  project               = var.project_id
+  display_name          = "${var.name_prefix}: job messages dead-lettered"
+  combiner              = "OR"
+  notification_channels = var.alert_notification_channels
+  user_labels           = local.labels
+
+  conditions {
+    display_name = "messages published to a dead-letter topic"
+    condition_threshold {
+      filter          = "resource.type=\"pubsub_topic\" AND metric.type=\"pubsub.googleapis.com/topic/send_message_operation_count\" AND resource.labels.topic_id=monitoring.regex.full_match(\"${var.topic_prefix}-.*-dead-letter\")"
+      comparison      = "COMPARISON_GT"
+      threshold_value = 0
+      duration        = "0s"
+
+      aggregations {
+        alignment_period     = "60s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_SUM"
+        group_by_fields      = ["resource.label.topic_id"]
+      }
+    }
+  }
+
+  documentation {
+    content   = "A post-turn job failed ${var.job_max_delivery_attempts} deliveries and was dead-lettered. Pull it from the topic's -inspect subscription (docs/deploy.md, Dead letters)."
+    mime_type = "text/markdown"
+  }
+
+  depends_on = [google_pubsub_topic.dead_letter]
+}
