@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install run test lint bench clean
+.PHONY: install browser web run test lint bench clean
 
 ## install: create .venv and install the project with its pinned dependencies
 install: $(VENV)/.installed
@@ -14,12 +14,22 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
 	touch $@
 
+## browser: Debian's chromium for the web page's browser tests (Playwright drives it; never `playwright install`)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing Debian's chromium for the browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
 run: install
 	$(BIN)/confidant-local
 
 ## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests
-test: install
+test: install browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

@@ -25,6 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import agents
+from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
@@ -68,6 +69,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return JSONResponse({"status": "ok"})
         if method == "OPTIONS":
             return Response(status_code=204)
+        if runtime.settings.web_enabled and (page := web.page_response(path, method)):
+            return page
         if path == "/v1/apps":
             _allow(method, "GET")
             return JSONResponse({"apps": [_app_json(spec) for spec in agents.app_specs()]})
@@ -203,7 +206,17 @@ def _session_json(record: SessionRecord) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "event_count": record.next_seq,
         "busy": record.lease_holder is not None,
+        "progress": _progress(record),
     }
+
+
+def _progress(record: SessionRecord) -> dict[str, Any] | None:
+    """Where the session stands in its app's protocol (the page's bar after a reload)."""
+    try:
+        reader = agents.app_spec(record.key.app).progress
+    except agents.UnknownAppError:
+        return None
+    return reader(record.state) if reader else None
 
 
 async def _list_sessions(request: Request, runtime: Runtime, user_id: str) -> Response:
