@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install browser web run test lint bench clean
+.PHONY: install browser web screenshots run test lint bench clean
 
 ## install: create .venv and install the project with its pinned dependencies
 install: $(VENV)/.installed
@@ -23,6 +23,10 @@ browser:
 ## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
+
+## screenshots: rerun the browser tests and refresh the screenshots in docs/web
+screenshots: install browser
+	CONFIDANT_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/test_web_page.py
 
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
 run: install

@@ -75,6 +75,7 @@ class Settings(BaseSettings):
     langfuse_host: str | None = None  # e.g. https://cloud.langfuse.com: spans also go there
     langfuse_public_key: str | None = None
     langfuse_secret_key: str | None = None
+    trace_content: bool = False  # put prompts and replies in ADK's spans (they leave the process)
     log_format: Literal["text", "json"] = "text"  # json = Cloud Logging structured lines
     log_level: str = "INFO"
 

@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from google.adk.events import Event
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -43,7 +45,12 @@ def _error(error: ConfidantError) -> JSONResponse:
 
 
 async def handle(request: Request, runtime: Runtime) -> Response:
-    response = await _route(request, runtime)
+    # A caller's (or Cloud Run's) W3C traceparent makes the turn's spans part of its trace.
+    token = otel_context.attach(propagate.extract(request.headers))
+    try:
+        response = await _route(request, runtime)
+    finally:
+        otel_context.detach(token)
     _add_cors(request, response, runtime.settings.cors_origins)
     return response
 

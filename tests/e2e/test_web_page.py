@@ -9,6 +9,8 @@ small stream in the documented wire format served by Playwright's request routin
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +22,13 @@ from tests.e2e.conftest import REPO, Server, base_env, start_server, stop_server
 from tests.support.browser import chromium
 from tests.support.emulators import free_port
 
-DOCS = REPO / "docs" / "web"
+# Screenshots refresh docs/web only when asked (`make screenshots`), so a test run leaves the
+# work tree clean.
+DOCS = (
+    REPO / "docs" / "web"
+    if os.environ.get("CONFIDANT_DOCS_SCREENSHOTS")
+    else Path(tempfile.mkdtemp(prefix="confidant-shots-"))
+)
 # The English onemind walk of tests/unit/agents/test_onemind_flow.py: four stages and a crystal.
 WALK = [
     ("I want to finish my thesis but I keep putting it off because it never feels good enough.",
