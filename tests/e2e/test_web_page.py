@@ -18,9 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import REPO, Server, base_env, start_server, stop_server
+from tests.e2e.conftest import REPO, Server, start_local_server, stop_server
 from tests.support.browser import chromium
-from tests.support.emulators import free_port
 
 # Screenshots refresh docs/web only when asked (`make screenshots`), so a test run leaves the
 # work tree clean.
@@ -40,17 +39,9 @@ WALK = [
 ]
 
 
-def local_server(tmp_path: Path, **env: str) -> Server:
-    port = free_port()
-    environment = base_env(
-        PORT=str(port), CONFIDANT_SQLITE_PATH=str(tmp_path / "web.db"), **env
-    )
-    return start_server([str(REPO / ".venv/bin/confidant-local")], environment, port)
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
-    running = local_server(tmp_path_factory.mktemp("web"))
+    running = start_local_server(tmp_path_factory.mktemp("web"))
     yield running
     stop_server(running)
 
@@ -130,7 +121,7 @@ def test_a_crisis_message_gets_the_hotline(page, server) -> None:  # type: ignor
 
 
 def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    slow = local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
     started = threading.Event()
 
     def first_turn() -> None:

@@ -13,6 +13,8 @@ locals {
     CONFIDANT_FIRESTORE_DATABASE  = var.firestore_database
     CONFIDANT_PUBSUB_TOPIC_PREFIX = var.topic_prefix
     CONFIDANT_GEMINI_MODEL        = var.gemini_model
+    CONFIDANT_TRACE_EXPORTER      = "cloudtrace"
+    CONFIDANT_LOG_FORMAT          = "json"
     GOOGLE_CLOUD_PROJECT          = var.project_id
   }, var.extra_env)
 }

@@ -1,0 +1,126 @@
+"""The `confidant` command, run as a program against the real local server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from confidant.cli.exits import ExitCode
+from tests.e2e.conftest import REPO, Server, base_env, start_local_server, stop_server
+
+CONFIDANT = str(REPO / ".venv/bin/confidant")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
+    running = start_local_server(tmp_path_factory.mktemp("cli"))
+    yield running
+    stop_server(running)
+
+
+def confidant(
+    server: Server, *args: str, stdin: str = "", user: str = "cli-user"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CONFIDANT, *args, "--url", server.base_url, "--user", user],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=base_env(),
+    )
+
+
+def test_an_interactive_chat_through_stdin_then_the_sessions(server) -> None:  # type: ignore[no-untyped-def]
+    typed = (
+        "I want to finish my thesis but I keep putting it off because it never feels good enough.\n"
+        "Yes, part of me is terrified of being judged as not perfect.\n"
+    )
+    chat = confidant(server, "chat", "--session", "terminal", stdin=typed)
+    assert chat.returncode == ExitCode.OK, chat.stderr
+    lines = chat.stdout.splitlines()
+    assert lines[0].startswith("It sounds like one part of you is pulling toward")
+    assert any(line.strip().startswith("⚙ advance_stage(") for line in lines)
+    assert "  [onemind ████░░░░ 2/4 integration]" in lines
+    assert "Perhaps both parts of you" in lines[-1]
+
+    listed = confidant(server, "sessions", "list", "--json")
+    assert listed.returncode == ExitCode.OK
+    (session,) = json.loads(listed.stdout)
+    assert session["id"] == "terminal"
+    assert session["progress"]["stage"] == "stage_2_integration"
+
+    table = confidant(server, "sessions", "list")
+    assert "terminal" in table.stdout and "integration" in table.stdout
+
+    shown = confidant(server, "sessions", "show", "terminal")
+    assert shown.returncode == ExitCode.OK
+    transcript = shown.stdout.splitlines()
+    assert transcript[1] == "you: " + typed.splitlines()[0]
+    assert transcript[2].startswith("onemind_coach: It sounds like")
+    as_json = json.loads(confidant(server, "sessions", "show", "terminal", "--json").stdout)
+    assert len(as_json["events"]) == session["event_count"]
+
+    # Another user sees none of it.
+    assert json.loads(confidant(server, "sessions", "list", "--json", user="other").stdout) == []
+
+    deleted = confidant(server, "sessions", "delete", "terminal", "never-was", "--json")
+    assert deleted.returncode == ExitCode.NOT_FOUND
+    assert json.loads(deleted.stdout) == {"deleted": ["terminal"], "missing": ["never-was"]}
+    gone = confidant(server, "sessions", "show", "terminal")
+    assert gone.returncode == ExitCode.NOT_FOUND
+    assert "not found" in gone.stderr
+
+
+def test_one_message_as_json_lines(server) -> None:  # type: ignore[no-untyped-def]
+    result = confidant(server, "chat", "-m", "I feel stuck at work", "--session", "j1", "--json")
+    assert result.returncode == ExitCode.OK, result.stderr
+    parts = [json.loads(line) for line in result.stdout.splitlines()]
+    assert parts[0]["type"] == "start" and parts[-1]["type"] == "finish"
+    assert {"type": "data-session", "data": {"sessionId": "j1", "app": "onemind"}} in parts
+    assert "stuck at work" in "".join(p["delta"] for p in parts if p["type"] == "text-delta")
+
+
+def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    unknown_app = confidant(server, "chat", "-m", "hi", "--app", "nope")
+    assert unknown_app.returncode == ExitCode.BAD_INPUT
+    assert "unknown app" in unknown_app.stderr
+
+    nobody = subprocess.run(
+        [CONFIDANT, "sessions", "list", "--url", "http://127.0.0.1:9"],
+        capture_output=True, text=True, timeout=30, env=base_env(),
+    )
+    assert nobody.returncode == ExitCode.UNREACHABLE
+    assert "make run" in nobody.stderr
+
+    usage = subprocess.run([CONFIDANT, "sessions"], capture_output=True, text=True, timeout=30)
+    assert usage.returncode == ExitCode.USAGE
+
+    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    started = threading.Event()
+
+    def first_turn() -> None:
+        body = {"session_id": "busy", "message": "I keep avoiding my inbox"}
+        with httpx.stream(
+            "POST", f"{slow.base_url}/v1/chat", json=body,
+            headers={"X-User-Id": "cli-user"}, timeout=30,
+        ) as response:
+            for line in response.iter_lines():
+                if "text-delta" in line:
+                    started.set()
+
+    other = threading.Thread(target=first_turn)
+    other.start()
+    try:
+        assert started.wait(20)
+        busy = confidant(slow, "chat", "-m", "are you there?", "--session", "busy")
+        assert busy.returncode == ExitCode.BUSY
+        assert "still answering" in busy.stderr
+    finally:
+        other.join(30)
+        stop_server(slow)
