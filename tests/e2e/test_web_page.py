@@ -144,6 +144,9 @@ def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) 
         notice = page.get_by_test_id("error")
         notice.wait_for(timeout=10_000)
         assert "Still answering" in notice.inner_text()
+        # Nothing was saved: the message is back in the composer, not in the conversation.
+        assert page.get_by_test_id("composer").input_value() == "Are you there?"
+        assert page.locator(".message.user").count() == 0
         page.screenshot(path=str(DOCS / "still-answering.png"))
     finally:
         if other_tab.is_alive():

@@ -205,6 +205,16 @@ export function App() {
 
   const failure = error ? describeError(error) : null;
 
+  // A failed send saved nothing on the server: take the message back into the composer.
+  useEffect(() => {
+    if (!error) return;
+    const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+    if (lastUser < 0) return;
+    const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+    setMessages(messages.slice(0, lastUser));
+    setDraft((current) => current || text);
+  }, [error]);
+
   // Keep the newest words in view while they stream.
   const bottom = useRef<HTMLDivElement>(null);
   useEffect(() => {

@@ -44,12 +44,12 @@ export function CrisisCard({ crisis }: { crisis: Crisis }) {
           <span key={i}>
             {r.phone ? (
               <a className="call" href={`tel:${r.phone.replace(/[^\d+]/g, "")}`}>
-                📞 {r.name} <b>{r.phone}</b>
+                Call {r.name} <b>{r.phone}</b>
               </a>
             ) : null}
             {r.url ? (
               <a className="call link" href={r.url} target="_blank" rel="noreferrer">
-                {r.phone ? "↗" : `↗ ${r.name}`}
+                {r.phone ? "Website" : r.name}
               </a>
             ) : null}
           </span>
