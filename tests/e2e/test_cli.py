@@ -9,9 +9,14 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from confidant.cli.exits import ExitCode
 from tests.e2e.conftest import REPO, Server, base_env, start_local_server, stop_server
+from tests.support.fake_http import FakeHttpServer
 
 CONFIDANT = str(REPO / ".venv/bin/confidant")
 
@@ -124,3 +129,49 @@ def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no
     finally:
         other.join(30)
         stop_server(slow)
+
+
+class FakeChatServer(FakeHttpServer[dict, list]):
+    """Answers POST /v1/chat with scripted UI stream parts (parts today's server lacks)."""
+
+    def build_app(self) -> Starlette:
+        async def chat(request: Request) -> Response:
+            parts = self._record_and_choose(await request.json()) or []
+            frames = "".join(f"data: {json.dumps(p)}\n\n" for p in parts) + "data: [DONE]\n\n"
+            return Response(frames, media_type="text/event-stream")
+
+        return Starlette(routes=[Route("/v1/chat", chat, methods=["POST"])])
+
+
+def _reply(text: str, *extra: dict) -> list[dict]:
+    return [
+        {"type": "start"},
+        *extra,
+        {"type": "text-start", "id": "t"},
+        {"type": "text-delta", "id": "t", "delta": text},
+        {"type": "text-end", "id": "t"},
+        {"type": "finish"},
+    ]
+
+
+def test_crisis_resources_and_a_human_review_answered_at_the_prompt() -> None:
+    crisis = {"locale": "en", "resources": [{"name": "Lifeline", "phone": "988"}], "signals": []}
+    confirm = {"id": "hr-1", "prompt": "Send the email?"}
+    with FakeChatServer() as fake:
+        fake.enqueue(
+            _reply("Please call someone now.", {"type": "data-crisis", "data": crisis}),
+            _reply("Draft ready.", {"type": "data-human-confirmation-needed", "data": confirm}),
+            _reply("Sent."),
+        )
+        result = subprocess.run(
+            [CONFIDANT, "chat", "--url", fake.base_url, "--session", "s"],
+            input="it is all too much\ndraft the email\nyes\n",
+            capture_output=True, text=True, timeout=60, env=base_env(),
+        )
+        bodies = fake.requests
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert "  ☎ Lifeline: 988" in result.stdout.splitlines()
+    assert "  ? Send the email? [y/n]" in result.stdout.splitlines()
+    assert "human_response" not in bodies[1]
+    assert bodies[2]["human_response"] == {"kind": "confirmation", "id": "hr-1", "confirmed": True}
+    assert bodies[2]["message"] == "yes"
