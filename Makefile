@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install browser web screenshots run test lint bench clean
+.PHONY: install test-tools web screenshots run test lint bench clean
 
 ## install: create .venv and install the project with its pinned dependencies
 install: $(VENV)/.installed
@@ -14,18 +14,22 @@ $(VENV)/.installed: pyproject.toml requirements.lock
 	$(BIN)/pip install -q -c requirements.lock -e '.[dev]'
 	touch $@
 
-## browser: Debian's chromium for the web page's browser tests (Playwright drives it; never `playwright install`)
-browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-		echo "installing Debian's chromium for the browser tests"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+## test-tools: Debian's chromium (Playwright drives it; never `playwright install`) and tmux (a real terminal for the CLI)
+test-tools:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing for the browser and terminal tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
 
 ## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build
 
 ## screenshots: rerun the browser tests and refresh the screenshots in docs/web
-screenshots: install browser
+screenshots: install test-tools
 	CONFIDANT_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/test_web_page.py
 
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
@@ -33,7 +37,7 @@ run: install
 	$(BIN)/confidant-local
 
 ## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests
-test: install browser
+test: install test-tools
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

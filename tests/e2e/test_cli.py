@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 
 import httpx
@@ -175,3 +178,41 @@ def test_crisis_resources_and_a_human_review_answered_at_the_prompt() -> None:
     assert "human_response" not in bodies[1]
     assert bodies[2]["human_response"] == {"kind": "confirmation", "id": "hr-1", "confirmed": True}
     assert bodies[2]["message"] == "yes"
+
+
+def test_an_interactive_chat_in_a_real_terminal(server) -> None:  # type: ignore[no-untyped-def]
+    """tmux gives the CLI a terminal: the `you>` prompt, typed lines, the resume hint."""
+    tmux = shutil.which("tmux")
+    if tmux is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("tmux is not installed (`make test-tools` installs it)")
+        pytest.skip("tmux is not installed")
+    name = f"confidant-cli-{os.getpid()}"
+    command = f"{CONFIDANT} chat --url {server.base_url} --user tty-user --session tty"
+
+    def tmux_run(*args: str) -> str:
+        return subprocess.run(
+            [tmux, *args], check=True, capture_output=True, text=True, timeout=10
+        ).stdout
+
+    def screen_shows(text: str) -> str:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            screen = tmux_run("capture-pane", "-p", "-J", "-t", name)
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared:\n{screen}")
+
+    tmux_run("new-session", "-d", "-s", name, "-x", "200", "-y", "50")
+    try:
+        tmux_run("set-option", "-t", name, "remain-on-exit", "on")
+        tmux_run("send-keys", "-t", name, command, "Enter")
+        screen_shows("you> ")
+        tmux_run("send-keys", "-t", name, "I keep avoiding the hard email", "Enter")
+        screen = screen_shows("What feels most stuck right now?")
+        assert 'pulling toward "I keep avoiding the hard email"' in screen
+        tmux_run("send-keys", "-t", name, "Enter")  # an empty line ends the chat
+        screen_shows("resume with: confidant chat --app onemind --session tty")
+    finally:
+        subprocess.run([tmux, "kill-session", "-t", name], capture_output=True, timeout=10)

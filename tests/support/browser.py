@@ -1,4 +1,4 @@
-"""Debian's chromium driven by Playwright for Python (no browser download: `make browser`)."""
+"""Debian's chromium driven by Playwright for Python (no browser download: `make test-tools`)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ CHROMIUM_ARGS = [
 def require_chromium() -> str:
     path = shutil.which("chromium") or (CHROMIUM if os.path.exists(CHROMIUM) else None)
     if path is None:
-        message = "Debian's chromium is not installed (`make browser` installs it)"
+        message = "Debian's chromium is not installed (`make test-tools` installs it)"
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
