@@ -26,7 +26,9 @@ test-tools:
 
 ## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
 web:
-	cd web && npm ci --no-audit --no-fund && npm run build
+	# `npm install` keeps the locked versions; `npm ci` refuses a lock that (like ours) records
+	# only the platform packages the registry here serves.
+	cd web && npm install --no-audit --no-fund && npm run build
 
 ## screenshots: rerun the browser tests and refresh the screenshots in docs/web
 screenshots: install test-tools
