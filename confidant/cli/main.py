@@ -3,6 +3,7 @@
     confidant chat [--session ID] [--message TEXT]   interactive (or one-shot) streaming chat
     confidant sessions list | show ID | delete ID…   the caller's sessions of an app
     confidant apps                                   the served apps and skills
+    confidant bench turn-overhead [ARGS…]            a benchmark of the source checkout
 
 `--json` prints machine-readable output (chat: one UI stream part per line). Exit codes are in
 `confidant.cli.exits.ExitCode`. Commands of other parts of the product plug in through
@@ -16,10 +17,12 @@ import importlib
 import io
 import json
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, TextIO
 
 from confidant.cli.client import CliError, ConfidantClient
@@ -196,6 +199,22 @@ def run_apps(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return ExitCode.OK
 
 
+# --- bench ---
+
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = {"turn-overhead": "bench.turn_overhead"}
+
+
+def run_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The benchmarks live in the source checkout (they use its test fixtures): run one there."""
+    module = BENCHMARKS[args.benchmark]
+    if not (SOURCE_ROOT / Path(*module.split("."))).with_suffix(".py").is_file():
+        err.write("error: the benchmarks need the source checkout (run it from the repository)\n")
+        return ExitCode.USAGE
+    command = [sys.executable, "-m", module, *args.bench_args]
+    return subprocess.run(command, cwd=SOURCE_ROOT, check=False).returncode
+
+
 # --- the parser ---
 
 
@@ -242,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("apps", parents=[common], help="the served apps").set_defaults(
         run=run_apps
     )
+    bench = commands.add_parser(
+        "bench", help="run a benchmark of the source checkout (`make bench` runs turn-overhead)"
+    )
+    bench.add_argument("benchmark", choices=sorted(BENCHMARKS))
+    bench.add_argument("bench_args", nargs=argparse.REMAINDER, help="passed to the benchmark")
+    bench.set_defaults(run=run_bench)
+
     for module in EXTENSION_MODULES:
         importlib.import_module(module).register(commands)
     return parser

@@ -216,3 +216,16 @@ def test_an_interactive_chat_in_a_real_terminal(server) -> None:  # type: ignore
         screen_shows("resume with: confidant chat --app onemind --session tty")
     finally:
         subprocess.run([tmux, "kill-session", "-t", name], capture_output=True, timeout=10)
+
+
+def test_bench_runs_the_source_checkouts_benchmark() -> None:
+    result = subprocess.run(
+        [CONFIDANT, "bench", "turn-overhead", "--help"],
+        capture_output=True, text=True, timeout=120, env=base_env(),
+    )
+    assert result.returncode == ExitCode.OK, result.stderr
+    assert "python -m bench.turn_overhead" in result.stdout and "--turns" in result.stdout
+    unknown = subprocess.run(
+        [CONFIDANT, "bench", "nope"], capture_output=True, text=True, timeout=30, env=base_env()
+    )
+    assert unknown.returncode == ExitCode.USAGE
