@@ -109,7 +109,8 @@ def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no
     usage = subprocess.run([CONFIDANT, "sessions"], capture_output=True, text=True, timeout=30)
     assert usage.returncode == ExitCode.USAGE
 
-    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    # Slow chunks keep the first turn answering for seconds, however loaded the machine is.
+    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
     started = threading.Event()
 
     def first_turn() -> None:

@@ -121,7 +121,8 @@ def test_a_crisis_message_gets_the_hotline(page, server) -> None:  # type: ignor
 
 
 def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    # Slow chunks keep the first turn answering for seconds, however loaded the machine is.
+    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
     started = threading.Event()
 
     def first_turn() -> None:

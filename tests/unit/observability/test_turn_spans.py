@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
@@ -26,7 +26,18 @@ from tests.support.fake_otlp import FakeOtlpCollector
 from tests.support.sse import parse_frames
 
 ALICE = {"X-User-Id": "alice"}
-_EXPORTER = InMemorySpanExporter()
+
+
+class _SwitchedExporter(InMemorySpanExporter):
+    """Keeps spans only while a test of this module records (a provider cannot drop one)."""
+
+    recording = False
+
+    def export(self, spans):  # type: ignore[no-untyped-def]
+        return super().export(spans) if self.recording else SpanExportResult.SUCCESS
+
+
+_EXPORTER = _SwitchedExporter()
 
 
 @pytest.fixture
@@ -37,7 +48,9 @@ def spans(monkeypatch) -> Iterator[InMemorySpanExporter]:  # type: ignore[no-unt
         provider._confidant_test_exporter = True  # type: ignore[attr-defined]
     monkeypatch.setenv(ADK_CONTENT_ENV, "false")
     _EXPORTER.clear()
+    _EXPORTER.recording = True
     yield _EXPORTER
+    _EXPORTER.recording = False
     _EXPORTER.clear()
 
 
