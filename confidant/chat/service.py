@@ -119,10 +119,12 @@ class ChatService:
         )
         try:
             with trace.use_span(span, end_on_exit=False):
-                return await self._prepare(key, request, spec, options, span)
+                prepared = await self._prepare(key, request, spec, options)
         except BaseException as error:
             _end_failed(span, error)
             raise
+        prepared.trace_with(span)
+        return prepared
 
     async def _prepare(
         self,
@@ -130,7 +132,6 @@ class ChatService:
         request: ChatRequest,
         spec: AppSpec,
         options: dict[str, Any],
-        span: Span,
     ) -> PreparedTurn:
         user_id = key.user_id
         wanted = ContextRequest(
@@ -165,7 +166,7 @@ class ChatService:
             options=options,
             loaded=loaded,
         )
-        return PreparedTurn(self, leased, request, context, spec, span)
+        return PreparedTurn(self, leased, request, context, spec)
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -183,6 +184,8 @@ class ChatService:
 class PreparedTurn:
     """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
 
+    _span: Span = trace.INVALID_SPAN  # the turn's span, ended when the turn is
+
     def __init__(
         self,
         service: ChatService,
@@ -190,10 +193,8 @@ class PreparedTurn:
         request: ChatRequest,
         context: TurnContext,
         spec: AppSpec,
-        span: Span,
     ) -> None:
         self._service = service
-        self._span = span
         self._turn = turn
         self._request = request
         self._context = context
@@ -203,6 +204,9 @@ class PreparedTurn:
     @property
     def session_id(self) -> str:
         return self._turn.key.session_id
+
+    def trace_with(self, span: Span) -> None:
+        self._span = span
 
     async def stream(self) -> AsyncIterator[UIPart]:
         """UI parts of the turn: start … finish, or start … error. Commits before `finish`.
