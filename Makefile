@@ -6,7 +6,7 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 CHECKOV := $(VENV)/checkov
 
-.PHONY: install run test lint bench lock schema clean
+.PHONY: install test-tools web screenshots run test lint bench lock schema clean
 
 ## install: create .venv and install the project with its pinned dependencies (+ the checkov venv)
 install: $(VENV)/.installed $(CHECKOV)/.installed
@@ -36,13 +36,32 @@ lock: $(VENV)/.installed
 ## schema: regenerate infra/schema/google-provider.json from the npm CDKTF google bindings
 schema: $(VENV)/.installed
 	$(BIN)/python -m tools.provider_schema
+## test-tools: Debian's chromium (Playwright drives it; never `playwright install`) and tmux (a real terminal for the CLI)
+test-tools:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing for the browser and terminal tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
+web:
+	# `npm install` keeps the locked versions; `npm ci` refuses a lock that (like ours) records
+	# only the platform packages the registry here serves.
+	cd web && npm install --no-audit --no-fund && npm run build
+
+## screenshots: rerun the browser tests and refresh the screenshots in docs/web
+screenshots: install test-tools
+	CONFIDANT_DOCS_SCREENSHOTS=1 $(BIN)/python -m pytest -q tests/e2e/test_web_page.py
 
 ## run: the local chat server on 127.0.0.1:$${PORT:-8080} (embedded SQLite store, offline model)
 run: $(VENV)/.installed
 	$(BIN)/confidant-local
 
 ## test: lint, then the whole suite; the Firestore and Pub/Sub emulators are started and stopped by the tests
-test: install
+test: install test-tools
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

@@ -121,6 +121,14 @@ def _context_sources(
     }
 
 
+def configure_observability(settings: Settings) -> None:
+    """Logs and traces of this process, as the settings ask (once, before serving)."""
+    from confidant.observability import configure_logging, configure_tracing
+
+    configure_logging(settings)
+    configure_tracing(settings)
+
+
 def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
     """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
     from confidant.models.factory import ModelCatalog, build_model
@@ -163,7 +171,9 @@ async def get_runtime() -> Runtime:
     if _runtime is None:
         async with _runtime_lock:
             if _runtime is None:
-                runtime = build_runtime(Settings())
+                settings = Settings()
+                configure_observability(settings)
+                runtime = build_runtime(settings)
                 await warm_up(runtime.chat.deps, runtime.settings.default_app)
                 _runtime = runtime
     return _runtime

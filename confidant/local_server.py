@@ -13,17 +13,18 @@ from pathlib import Path
 import uvicorn
 from functions_framework.aio import create_asgi_app
 
+from confidant.observability import configure_logging, flush_tracing
 from confidant.settings import ConfigurationError, Settings
 
 FUNCTIONS_SOURCE = Path(__file__).resolve().parent.parent / "functions" / "main.py"
 
 
 def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     try:
         settings = Settings()
     except (ConfigurationError, ValueError) as error:
         raise SystemExit(f"confidant-local: refusing to start: {error}") from None
+    configure_logging(settings)
     port = int(os.environ.get("PORT", "8080"))
     app = create_asgi_app(target="chat", source=str(FUNCTIONS_SOURCE))
     logging.getLogger(__name__).info(
@@ -33,7 +34,17 @@ def main() -> None:
         settings.model,
         settings.auth,
     )
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="info")
+    # log_config=None: uvicorn's lines go through our handler (JSON when asked).
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None)
+    _FlushingServer(config).run()
+
+
+class _FlushingServer(uvicorn.Server):
+    """Exports the batched spans at shutdown, before uvicorn re-raises the stop signal."""
+
+    async def shutdown(self, sockets=None) -> None:  # type: ignore[no-untyped-def]
+        await super().shutdown(sockets)
+        flush_tracing()
 
 
 if __name__ == "__main__":

@@ -97,6 +97,17 @@ class Settings(BaseSettings):
     default_locale: str = "en"
     cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
+    # Web page, traces and logs (issue 13).
+    web_ui: bool | None = None  # the chat page at `/`; None = on in local mode, off in the cloud
+    trace_exporter: Literal["none", "console", "otlp", "cloudtrace"] = "none"
+    otlp_endpoint: str | None = None  # e.g. http://127.0.0.1:4318/v1/traces
+    langfuse_host: str | None = None  # e.g. https://cloud.langfuse.com: spans also go there
+    langfuse_public_key: str | None = None
+    langfuse_secret_key: str | None = None
+    trace_content: bool = False  # put prompts and replies in ADK's spans (they leave the process)
+    log_format: Literal["text", "json"] = "text"  # json = Cloud Logging structured lines
+    log_level: str = "INFO"
+
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
 
@@ -111,6 +122,10 @@ class Settings(BaseSettings):
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
         return self
+
+    @property
+    def web_enabled(self) -> bool:
+        return self.web_ui if self.web_ui is not None else not self.is_cloud
 
     @property
     def is_cloud(self) -> bool:

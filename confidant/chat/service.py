@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,8 @@ from google.adk import Runner
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.events import Event
 from google.genai import types
+from opentelemetry import trace
+from opentelemetry.trace import Span, Status, StatusCode
 from pydantic import ValidationError
 
 import agents
@@ -44,6 +46,7 @@ from confidant.errors import (
     TransientModelError,
 )
 from confidant.models.retry import RetryNotice, retry_listener
+from confidant.observability import TURN_SPAN, tracer
 from confidant.ports import JobBus, JobRecord
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService, OpenTurn
@@ -108,6 +111,32 @@ class ChatService:
             ) from None
         options = _validated_options(spec, request.options)
         key = SessionKey(user_id, request.app, request.session_id or uuid.uuid4().hex)
+        # The turn's span outlives this call: PreparedTurn.stream ends it after the commit.
+        span = tracer.start_span(
+            TURN_SPAN,
+            attributes={
+                "confidant.app": request.app,
+                "confidant.session_id": key.session_id,
+                "confidant.locale": request.locale,
+            },
+        )
+        try:
+            with trace.use_span(span, end_on_exit=False):
+                prepared = await self._prepare(key, request, spec, options)
+        except BaseException as error:
+            _end_failed(span, error)
+            raise
+        prepared.trace_with(span)
+        return prepared
+
+    async def _prepare(
+        self,
+        key: SessionKey,
+        request: ChatRequest,
+        spec: AppSpec,
+        options: dict[str, Any],
+    ) -> PreparedTurn:
+        user_id = key.user_id
         wanted = ContextRequest(
             user_id=user_id,
             app=request.app,
@@ -117,8 +146,12 @@ class ChatService:
             options=options,
         )
         leased, loaded = await asyncio.gather(
-            self._lease(key),
-            load_context(self.context_sources, spec.context, wanted),
+            _traced("confidant.lease", self._lease(key)),
+            _traced(
+                "confidant.context",
+                load_context(self.context_sources, spec.context, wanted),
+                {"confidant.context.sources": list(spec.context)},
+            ),
             return_exceptions=True,
         )
         if isinstance(leased, BaseException):
@@ -162,6 +195,8 @@ class ChatService:
 class PreparedTurn:
     """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
 
+    _span: Span = trace.INVALID_SPAN  # the turn's span, ended when the turn is
+
     def __init__(
         self,
         service: ChatService,
@@ -183,6 +218,9 @@ class PreparedTurn:
     def session_id(self) -> str:
         return self._turn.key.session_id
 
+    def trace_with(self, span: Span) -> None:
+        self._span = span
+
     async def stream(self) -> AsyncIterator[UIPart]:
         """UI parts of the turn: start … finish, or start … error. Commits before `finish`.
 
@@ -190,13 +228,23 @@ class PreparedTurn:
         client that goes away mid-reply loses nothing: the turn still finishes and commits.
         """
         parts: asyncio.Queue[Any] = asyncio.Queue()
-        task = asyncio.create_task(self._complete(parts.put_nowait))
+        with trace.use_span(self._span, end_on_exit=False):  # the task inherits the span
+            task = asyncio.create_task(self._complete(parts.put_nowait))
         _turns_in_flight.add(task)  # a strong reference until it is done
         task.add_done_callback(_turns_in_flight.discard)
         while (part := await parts.get()) is not _END:
             yield part
 
     async def _complete(self, emit: Callable[[Any], None]) -> None:
+        try:
+            await self._complete_turn(emit)
+        finally:
+            error = self.result.error
+            if error is not None:
+                self._span.set_status(Status(StatusCode.ERROR, error.code))
+            self._span.end()
+
+    async def _complete_turn(self, emit: Callable[[Any], None]) -> None:
         service, turn = self._service, self._turn
         try:
             emit({"type": "start", "messageId": f"msg-{uuid.uuid4().hex}"})
@@ -207,11 +255,13 @@ class PreparedTurn:
             translator = EventTranslator()
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
-                    await self._run(emit, translator)
+                    with tracer.start_as_current_span("confidant.run"):
+                        await self._run(emit, translator)
                     for part in translator.finish():
                         emit(part)
                     jobs = self._jobs()
-                    await turn.commit(jobs=jobs)
+                    with tracer.start_as_current_span("confidant.commit"):
+                        await turn.commit(jobs=jobs)
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
                     return
@@ -287,10 +337,22 @@ class PreparedTurn:
         if not jobs:
             return
         try:
-            await self._service.jobs.publish(jobs)
+            with tracer.start_as_current_span("confidant.publish", attributes={"jobs": len(jobs)}):
+                await self._service.jobs.publish(jobs)
         except Exception:
             # The jobs are in the outbox, committed with the turn; a sweeper can republish.
             logger.exception("publishing post-turn jobs failed (session %s)", self.session_id)
+
+
+async def _traced(name: str, work: Awaitable[Any], attributes: dict[str, Any] | None = None) -> Any:
+    with tracer.start_as_current_span(name, attributes=attributes):
+        return await work
+
+
+def _end_failed(span: Span, error: BaseException) -> None:
+    code = error.code if isinstance(error, ConfidantError) else type(error).__name__
+    span.set_status(Status(StatusCode.ERROR, code))
+    span.end()
 
 
 def _validated_options(spec: AppSpec, options: Mapping[str, Any]) -> dict[str, Any]:

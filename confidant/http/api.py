@@ -21,10 +21,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from google.adk.events import Event
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 import agents
+from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
@@ -42,7 +45,12 @@ def _error(error: ConfidantError) -> JSONResponse:
 
 
 async def handle(request: Request, runtime: Runtime) -> Response:
-    response = await _route(request, runtime)
+    # A caller's (or Cloud Run's) W3C traceparent makes the turn's spans part of its trace.
+    token = otel_context.attach(propagate.extract(request.headers))
+    try:
+        response = await _route(request, runtime)
+    finally:
+        otel_context.detach(token)
     _add_cors(request, response, runtime.settings.cors_origins)
     return response
 
@@ -68,6 +76,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return JSONResponse({"status": "ok"})
         if method == "OPTIONS":
             return Response(status_code=204)
+        if runtime.settings.web_enabled and (page := web.page_response(path, method)):
+            return page
         if path == "/v1/apps":
             _allow(method, "GET")
             return JSONResponse({"apps": [_app_json(spec) for spec in agents.app_specs()]})
@@ -226,7 +236,17 @@ def _session_json(record: SessionRecord) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "event_count": record.next_seq,
         "busy": record.lease_holder is not None,
+        "progress": _progress(record),
     }
+
+
+def _progress(record: SessionRecord) -> dict[str, Any] | None:
+    """Where the session stands in its app's protocol (the page's bar after a reload)."""
+    try:
+        reader = agents.app_spec(record.key.app).progress
+    except agents.UnknownAppError:
+        return None
+    return reader(record.state) if reader else None
 
 
 async def _list_sessions(request: Request, runtime: Runtime, user_id: str) -> Response:

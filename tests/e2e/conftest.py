@@ -68,6 +68,15 @@ def base_env(**overrides: str) -> dict[str, str]:
     return env
 
 
+def start_local_server(data_dir: Path, **env: str) -> Server:
+    """`confidant-local` (the README's `make run`) on a free port and its own database file."""
+    port = free_port()
+    environment = base_env(
+        PORT=str(port), CONFIDANT_SQLITE_PATH=str(data_dir / "local.db"), **env
+    )
+    return start_server([str(REPO / ".venv/bin/confidant-local")], environment, port)
+
+
 @pytest.fixture(scope="session")
 def token_issuer() -> Iterator[TokenIssuer]:
     with TokenIssuer(project_id="confidant-e2e") as issuer:

@@ -67,6 +67,13 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "model_timeout_s": "as retry_delays",
     "default_app": "product default; extra_env overrides",
     "busy_wait_s": "used only with busy_policy=wait; extra_env overrides",
+    "web_ui": "the web page has no Firebase sign-in yet, so it stays off in the cloud",
+    "otlp_endpoint": "the cloud exports to Cloud Trace (CONFIDANT_TRACE_EXPORTER=cloudtrace)",
+    "langfuse_host": "Langfuse export is opt-in; extra_env and a secret set it",
+    "langfuse_public_key": "as langfuse_host",
+    "langfuse_secret_key": "as langfuse_host (it would go in local.secret_env)",
+    "trace_content": "message text stays out of traces unless an operator opts in",
+    "log_level": "INFO is right for Cloud Logging; extra_env overrides",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",
@@ -103,10 +110,17 @@ def setting_env_names() -> dict[str, str]:
     return names
 
 
+# Client-side programs that run on a person's machine, not in a deployed service: their
+# environment variables (CONFIDANT_URL, CONFIDANT_TOKEN, …) are never Terraform's business.
+CLIENT_DIRECTORIES = (ROOT / "confidant" / "cli",)
+
+
 def environ_reads() -> set[str]:
-    """Names read with os.environ.get("X"), os.environ["X"] or os.getenv("X") in the code."""
+    """Names read with os.environ.get("X"), os.environ["X"] or os.getenv("X") in the services."""
     names = set()
     for path in code_files():
+        if any(path.is_relative_to(client) for client in CLIENT_DIRECTORIES):
+            continue
         for node in ast.walk(ast.parse(path.read_text())):
             key = None
             if isinstance(node, ast.Call) and node.args:

@@ -20,6 +20,8 @@ locals {
       CONFIDANT_GEMINI_MODEL        = var.gemini_model
       CONFIDANT_BUSY_POLICY         = var.busy_policy
       CONFIDANT_CORS_ORIGINS        = jsonencode(var.cors_origins)
+      CONFIDANT_TRACE_EXPORTER      = "cloudtrace"
+      CONFIDANT_LOG_FORMAT          = "json"
       GOOGLE_CLOUD_PROJECT          = var.project_id
     },
     # Vertex AI: the service account's identity, no key to keep; else the Gemini API key below.

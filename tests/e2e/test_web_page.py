@@ -1,0 +1,256 @@
+"""The web chat page in real headless chromium, against the real local server.
+
+`confidant-local` serves the built page at `/`; Playwright drives Debian's chromium through it
+as a person would: type, send, watch the reply stream, reload. Stream parts that today's server
+does not emit yet (data-crisis, human-review prompts, the emotion endpoint) are checked against a
+small stream in the documented wire format served by Playwright's request routing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.conftest import REPO, Server, start_local_server, stop_server
+from tests.support.browser import chromium
+
+# Screenshots refresh docs/web only when asked (`make screenshots`), so a test run leaves the
+# work tree clean.
+DOCS = (
+    REPO / "docs" / "web"
+    if os.environ.get("CONFIDANT_DOCS_SCREENSHOTS")
+    else Path(tempfile.mkdtemp(prefix="confidant-shots-"))
+)
+# The English onemind walk of tests/unit/agents/test_onemind_flow.py: four stages and a crystal.
+WALK = [
+    ("I want to finish my thesis but I keep putting it off because it never feels good enough.",
+     "awareness"),
+    ("Yes, part of me is terrified of being judged as not perfect.", "integration"),
+    ("Both parts want my work to matter.", "micro action"),
+    ("I will write one messy paragraph after breakfast.", "solidification"),
+    ("I learned that starting small feels safe.", "solidification"),
+]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
+    running = start_local_server(tmp_path_factory.mktemp("web"))
+    yield running
+    stop_server(running)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with chromium() as context:
+        yield context
+
+
+@pytest.fixture
+def page(browser) -> Iterator[object]:  # type: ignore[no-untyped-def]
+    page = browser.new_page()  # type: ignore[attr-defined]
+    yield page
+    page.close()
+
+
+def send(page, text: str) -> None:  # type: ignore[no-untyped-def]
+    replies = page.locator(".message.assistant").count()
+    page.get_by_test_id("composer").fill(text)
+    page.get_by_test_id("send").click()
+    page.locator(".message.assistant").nth(replies).wait_for(timeout=20_000)
+    page.get_by_role("button", name="Send").wait_for(timeout=20_000)  # "Answering…" is over
+
+
+def open_session(page, server: Server, session: str, user: str) -> None:  # type: ignore[no-untyped-def]
+    page.add_init_script(f"localStorage.setItem('confidant.user', {json.dumps(user)})")
+    page.goto(f"{server.base_url}/#app=onemind&session={session}")
+    page.get_by_test_id("app-picker").wait_for()
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+
+
+def test_a_whole_onemind_conversation_then_a_reload_restores_it(page, server) -> None:  # type: ignore[no-untyped-def]
+    open_session(page, server, "walk", "web-walker")
+    assert page.get_by_test_id("app-picker").input_value() == "onemind"
+    assert page.get_by_test_id("emotion-chart").count() == 0  # no emotions endpoint: hidden
+
+    for number, (message, stage) in enumerate(WALK, start=1):
+        send(page, message)
+        assert page.locator(".message.user").count() == number
+        if number == 1:  # the first reply moves no stage yet
+            assert page.get_by_test_id("progress").count() == 0
+            page.screenshot(path=str(DOCS / "first-reply.png"))
+        else:
+            assert stage in page.get_by_test_id("progress").inner_text()
+    replies = page.locator(".message.assistant")
+    assert "thesis" in replies.nth(0).inner_text()  # the reflection quotes the user's words
+    assert "integration crystal" in replies.last.inner_text()
+    calls = page.get_by_test_id("tool-call")
+    names = [calls.nth(i).locator("summary").inner_text() for i in range(calls.count())]
+    assert any("advance_stage" in n for n in names)
+    assert any("save_crystal" in n for n in names)
+    assert calls.first.get_attribute("open") is None  # folded until clicked
+    calls.last.locator("summary").click()
+    assert calls.last.get_attribute("open") is not None
+    assert "(4/4)" in page.get_by_test_id("progress").inner_text()
+    page.screenshot(path=str(DOCS / "onemind-walk.png"))
+
+    page.reload()
+    page.locator(".message.user").nth(4).wait_for(timeout=10_000)
+    assert page.locator(".message.user").count() == len(WALK)
+    assert "integration crystal" in page.locator(".message.assistant").last.inner_text()
+    assert "solidification" in page.get_by_test_id("progress").inner_text()
+    assert page.get_by_test_id("tool-call").count() == len(names)
+    assert page.get_by_test_id("sessions").locator("li.current").count() == 1
+
+
+def test_a_crisis_message_gets_the_hotline(page, server) -> None:  # type: ignore[no-untyped-def]
+    open_session(page, server, "crisis", "web-crisis")
+    send(page, "I want to kill myself")
+    reply = page.locator(".message.assistant").last.inner_text()
+    assert "988" in reply
+    # When the server adds the data-crisis part (issue 6), its resources become call buttons.
+    if page.get_by_test_id("crisis").count():
+        assert page.locator("a.call[href^='tel:']").count() >= 1
+    page.screenshot(path=str(DOCS / "crisis.png"))
+
+
+def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Slow chunks keep the first turn answering for seconds, however loaded the machine is.
+    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
+    started = threading.Event()
+
+    def first_turn() -> None:
+        body = {"app": "onemind", "session_id": "busy", "message": "I keep avoiding my inbox"}
+        headers = {"X-User-Id": "web-busy"}
+        with httpx.stream(
+            "POST", f"{slow.base_url}/v1/chat", json=body, headers=headers, timeout=30
+        ) as response:
+            for line in response.iter_lines():
+                if "text-delta" in line:
+                    started.set()
+
+    other_tab = threading.Thread(target=first_turn)
+    try:
+        open_session(page, slow, "busy", "web-busy")
+        other_tab.start()
+        assert started.wait(20)
+        page.get_by_test_id("composer").fill("Are you there?")
+        page.get_by_test_id("send").click()
+        notice = page.get_by_test_id("error")
+        notice.wait_for(timeout=10_000)
+        assert "Still answering" in notice.inner_text()
+        # Nothing was saved: the message is back in the composer, not in the conversation.
+        assert page.get_by_test_id("composer").input_value() == "Are you there?"
+        assert page.locator(".message.user").count() == 0
+        page.screenshot(path=str(DOCS / "still-answering.png"))
+    finally:
+        if other_tab.is_alive():
+            other_tab.join(30)
+        stop_server(slow)
+
+
+# --- parts the page must render when the server sends them (wire format, served by routing) ---
+
+
+def sse(*parts: dict) -> str:
+    frames = [f"data: {json.dumps(p)}\n\n" for p in parts]
+    return "".join(frames) + "data: [DONE]\n\n"
+
+
+def reply(text: str, *extra: dict) -> list[dict]:
+    return [
+        {"type": "start", "messageId": "msg-1"},
+        *extra,
+        {"type": "text-start", "id": "t1"},
+        {"type": "text-delta", "id": "t1", "delta": text},
+        {"type": "text-end", "id": "t1"},
+        {"type": "finish"},
+    ]
+
+
+def routed_chat(page, bodies: list[dict], streams: list[list[dict]]) -> None:  # type: ignore[no-untyped-def]
+    """Answer POST /v1/chat with the given streams in turn, keeping each request body."""
+
+    def answer(route) -> None:  # type: ignore[no-untyped-def]
+        bodies.append(json.loads(route.request.post_data))
+        route.fulfill(
+            status=200,
+            headers={"content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1"},
+            body=sse(*streams[len(bodies) - 1]),
+        )
+
+    page.route("**/v1/chat", answer)
+
+
+def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> None:  # type: ignore[no-untyped-def]
+    crisis = {
+        "locale": "en",
+        "resources": [
+            {"name": "988 Suicide & Crisis Lifeline", "phone": "988", "url": "https://988lifeline.org"},
+            {"name": "Samaritans", "phone": "+44 116 123"},
+        ],
+        "signals": ["self_harm"],
+    }
+    retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
+    bodies: list[dict] = []
+    routed_chat(page, bodies, [
+        reply(
+            "Please reach out now.",
+            {"type": "data-retry", "data": retry, "transient": True},
+            {"type": "data-crisis", "data": crisis},
+        )
+    ])
+    emotions = {"emotions": [
+        {"user_mood": {"label": "anxious", "score": 0.2}, "tags": ["work"], "session_id": "s"},
+        {"user_mood": {"label": "calmer", "score": 0.6}, "tags": [], "session_id": "s"},
+    ]}
+    page.route(
+        "**/v1/me/emotions?*",
+        lambda route: route.fulfill(status=200, json=emotions),
+    )
+    open_session(page, server, "routed", "web-routed")
+    page.get_by_test_id("composer").fill("everything is too much")
+    page.get_by_test_id("send").click()
+    page.get_by_test_id("crisis").wait_for(timeout=10_000)
+
+    calls = page.locator("a.call[href^='tel:']")
+    assert [calls.nth(i).get_attribute("href") for i in range(calls.count())] == [
+        "tel:988",
+        "tel:+44116123",
+    ]
+    assert "988 Suicide & Crisis Lifeline" in calls.first.inner_text()
+    assert "429 RESOURCE_EXHAUSTED" in page.get_by_test_id("retry").inner_text()
+    chart = page.get_by_test_id("emotion-chart")
+    chart.wait_for(timeout=10_000)
+    assert chart.locator("circle").count() == 2
+    assert "calmer" in chart.inner_text()
+    assert bodies == [
+        {"app": "onemind", "session_id": "routed", "message": "everything is too much"}
+    ]
+    page.screenshot(path=str(DOCS / "crisis-resources.png"))
+
+
+def test_a_human_review_prompt_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
+    question = {"id": "hr-7", "prompt": "Send the drafted email to your manager?"}
+    bodies: list[dict] = []
+    routed_chat(page, bodies, [
+        reply("Here is the draft.", {"type": "data-human-confirmation-needed", "data": question}),
+        reply("Sent."),
+    ])
+    open_session(page, server, "review", "web-review")
+    page.get_by_test_id("composer").fill("draft the email")
+    page.get_by_test_id("send").click()
+    prompt = page.get_by_test_id("human-prompt")
+    prompt.wait_for(timeout=10_000)
+    assert "Send the drafted email" in prompt.inner_text()
+    page.screenshot(path=str(DOCS / "human-review.png"))
+    prompt.get_by_role("button", name="Confirm").click()
+    page.get_by_text("Sent.").wait_for(timeout=10_000)
+    assert bodies[1]["human_response"] == {"kind": "confirmation", "id": "hr-7", "confirmed": True}
+    assert page.get_by_test_id("human-prompt").count() == 0
