@@ -5,7 +5,10 @@ Importing this package registers every served app (each app package registers it
 
 from __future__ import annotations
 
-from agents import onemind  # noqa: F401  (registers the app)
+from agents import (
+    onemind,  # noqa: F401  (registers the app)
+    taskflow,  # noqa: F401  (registers the app)
+)
 from agents.registry import (
     AppSpec,
     Route,

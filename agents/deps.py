@@ -8,7 +8,17 @@ from typing import Any
 
 from google.adk.models import BaseLlm
 
+from confidant.effects import EffectLedger
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
+from confidant.tasks import TaskWriter
+
+
+@dataclass(frozen=True)
+class TaskflowLimits:
+    """Loop limits of the taskflow app (settings)."""
+
+    max_detail_rounds: int = 4  # critic verdicts before an incomplete task is given up
+    max_classification_corrections: int = 2  # user corrections before the last one stands
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,10 @@ class AgentDeps:
     model: BaseLlm
     wisdom: WisdomIndex
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
+    # taskflow (issue 12): the external task system, the exactly-once ledger, loop limits.
+    tasks: TaskWriter | None = None
+    effects: EffectLedger | None = None
+    taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,16 @@ from dataclasses import dataclass
 
 from google.adk.models import BaseLlm
 
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, TaskflowLimits
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
+from confidant.effects import EffectLedger
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
 from confidant.settings import Settings
+from confidant.tasks import TaskWriter
 from confidant.warmup import warm_up
 
 
@@ -29,6 +31,9 @@ class Runtime:
 
     async def close(self) -> None:
         await self.jobs.close()
+        for closable in (self.chat.deps.tasks, self.chat.deps.effects):
+            if closable is not None:
+                await closable.close()
         await self.store.close()
 
 
@@ -85,6 +90,36 @@ def _embedder(settings: Settings) -> Embedder:
     return HashedEmbedder()
 
 
+# taskflow (issue 12)
+def _tasks(settings: Settings) -> TaskWriter:
+    if settings.tasks == "notion":
+        from confidant.tasks.notion import NotionTaskWriter
+
+        assert settings.notion_token and settings.notion_database_id  # checked by Settings
+        return NotionTaskWriter(
+            token=settings.notion_token,
+            database_id=settings.notion_database_id,
+            base_url=settings.notion_base_url,
+            version=settings.notion_version,
+            max_attempts=settings.notion_max_attempts,
+        )
+    from confidant.tasks.local import LocalTaskWriter
+
+    return LocalTaskWriter(settings.sqlite_path)
+
+
+def _effects(settings: Settings, store: SessionStore) -> EffectLedger:
+    """The exactly-once ledger lives beside the sessions (same database, own records)."""
+    client = getattr(store, "client", None)
+    if settings.store == "firestore" and client is not None:
+        from confidant.effects.firestore_ledger import FirestoreEffectLedger
+
+        return FirestoreEffectLedger(client)
+    from confidant.effects.sqlite_ledger import SqliteEffectLedger
+
+    return SqliteEffectLedger(settings.sqlite_path)
+
+
 def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
     return {MEMORIES: RecentMemoriesSource(store)}
@@ -99,7 +134,15 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     jobs = _jobs(settings)
     embedder = _embedder(settings)
     deps = AgentDeps(
-        model=model or build_model(settings), wisdom=_wisdom(settings), embedder=embedder
+        model=model or build_model(settings),
+        wisdom=_wisdom(settings),
+        embedder=embedder,
+        tasks=_tasks(settings),
+        effects=_effects(settings, store),
+        taskflow_limits=TaskflowLimits(
+            max_detail_rounds=settings.taskflow_max_detail_rounds,
+            max_classification_corrections=settings.taskflow_max_classification_corrections,
+        ),
     )
     chat = ChatService(
         sessions=sessions,

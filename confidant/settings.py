@@ -68,6 +68,16 @@ class Settings(BaseSettings):
     default_locale: str = "en"
     cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
+    # taskflow (issue 12): the task system it writes to, and its loop limits.
+    tasks: Literal["local", "notion"] = "local"
+    notion_token: str | None = None  # Secret Manager → env in the cloud
+    notion_database_id: str | None = None
+    notion_base_url: str = "https://api.notion.com"
+    notion_version: str = "2022-06-28"
+    notion_max_attempts: int = 4  # per request, 429s included (honouring Retry-After)
+    taskflow_max_detail_rounds: int = 4
+    taskflow_max_classification_corrections: int = 2
+
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
 
@@ -78,6 +88,11 @@ class Settings(BaseSettings):
                 "X-User-Id header identity is for local mode only; cloud adapters are configured "
                 f"(store={self.store}, jobs={self.jobs}, K_SERVICE={self.k_service}). "
                 "Set CONFIDANT_AUTH=firebase."
+            )
+        if self.tasks == "notion" and not (self.notion_token and self.notion_database_id):
+            raise ConfigurationError(
+                "CONFIDANT_TASKS=notion needs CONFIDANT_NOTION_TOKEN and "
+                "CONFIDANT_NOTION_DATABASE_ID"
             )
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")

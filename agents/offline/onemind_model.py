@@ -12,12 +12,13 @@ import asyncio
 import math
 import re
 from collections.abc import AsyncGenerator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
+from agents.offline.scripts import ScriptedTurn, script_for
 from agents.onemind.prompts import LANGUAGE_MARKER, STAGE_MARKER
 from agents.onemind.stages import Stage, parse_stage
 from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, STATUS_ERROR
@@ -101,15 +102,6 @@ LINES: dict[str, dict[str, str]] = {
         "micro_action": "最小行动：{snippet}",
     },
 }
-
-
-@dataclass(frozen=True)
-class ScriptedTurn:
-    """What the model answers: text, or one function call."""
-
-    text: str | None = None
-    call_name: str | None = None
-    call_args: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -306,12 +298,14 @@ class OfflineModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        turn = plan_turn(llm_request)
+        planner = script_for(_instruction_text(llm_request.config)) or plan_turn
+        turn = planner(llm_request)
         if turn.call_name is not None:
             # Function calls arrive whole, as one final response (as with Gemini's last chunk).
             call = types.Part.from_function_call(name=turn.call_name, args=turn.call_args)
+            lead = [types.Part(text=turn.text)] if turn.text else []
             yield LlmResponse(
-                content=types.Content(role="model", parts=[call]),
+                content=types.Content(role="model", parts=[*lead, call]),
                 finish_reason=types.FinishReason.STOP,
                 usage_metadata=_usage(llm_request, str(turn.call_args)),
                 model_version=self.model,

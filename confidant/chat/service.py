@@ -33,6 +33,7 @@ from confidant.chat.context import (
     RecentMemoriesSource,
     load_context,
 )
+from confidant.chat.human_loop import pause_parts, resume_message
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
@@ -133,7 +134,12 @@ class ChatService:
             options=options,
             loaded=loaded,
         )
-        return PreparedTurn(self, leased, request, context, spec)
+        try:
+            message = resume_message(spec, context, leased.session)
+        except BadRequestError:
+            await self.sessions.release(leased)
+            raise
+        return PreparedTurn(self, leased, request, context, spec, message)
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -158,8 +164,11 @@ class PreparedTurn:
         request: ChatRequest,
         context: TurnContext,
         spec: AppSpec,
+        message: types.Content | None = None,
     ) -> None:
         self._service = service
+        # The run's new message: the user's text, or the answer that resumes a paused run.
+        self._message = message or types.UserContent(request.message)
         self._turn = turn
         self._request = request
         self._context = context
@@ -192,7 +201,7 @@ class PreparedTurn:
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
                     await self._run(emit, translator)
-                    for part in translator.finish():
+                    for part in [*translator.finish(), *pause_parts(self._spec, turn.session)]:
                         emit(part)
                     jobs = self._jobs()
                     await turn.commit(jobs=jobs)
@@ -228,7 +237,7 @@ class PreparedTurn:
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
                 session_id=turn.key.session_id,
-                new_message=types.UserContent(self._request.message),
+                new_message=self._message,
                 state_delta={LOCALE_STATE_KEY: self._request.locale},
                 run_config=RunConfig(streaming_mode=StreamingMode.SSE),
             ):

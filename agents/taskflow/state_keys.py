@@ -1,0 +1,12 @@
+"""Session-state keys of a taskflow run (each value is the JSON of a schema in schemas.py)."""
+
+PLAN = "taskflow_plan"  # WorkflowPlan (with the run id the exactly-once key derives from)
+STEP = "taskflow_step"  # Step: where the run is
+DETAILS = "taskflow_details"  # TaskDetails collected so far
+CRITIQUE = "taskflow_critique"  # Critique: the critic's last verdict
+DETAIL_ROUNDS = "taskflow_detail_rounds"  # how many times the critic judged the details
+CLASSIFICATION = "taskflow_classification"  # Classification: the classifier's last proposal
+CLASSIFICATION_ROUNDS = "taskflow_classification_rounds"  # proposals made so far
+REVIEW = "taskflow_review"  # ExpertReview
+DECISION = "taskflow_decision"  # HumanDecision on the final confirmation
+RESULT = "taskflow_result"  # WrittenTask, once written

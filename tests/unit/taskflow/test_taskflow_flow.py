@@ -1,0 +1,71 @@
+"""The taskflow app end to end through the chat API, in-process, with the offline model."""
+
+from __future__ import annotations
+
+from confidant.tasks.local import LocalTaskWriter
+from tests.support.taskflow import (
+    CONFIRMATION_NEEDED,
+    DETAILS,
+    INPUT_NEEDED,
+    REQUEST,
+    send,
+)
+
+
+async def test_missing_details_then_a_correction_then_approval_writes_one_task(make_client):
+    client, runtime = make_client()
+    first = await send(client, "ann", "t1", REQUEST)
+    assert first.status == 200 and first.done, first.body
+    asked = first.one(INPUT_NEEDED)
+    assert set(asked["missing"]) == {"description", "due_date"}
+    assert "due" in asked["question"].lower()
+    # The model first passed "friday" as the due date; the format check answered a
+    # structured error and the model corrected its call.
+    errors = [o for o in first.outputs() if isinstance(o, dict) and o.get("status") == "error"]
+    assert errors and errors[0]["problems"][0]["field"] == "due_date"
+    assert first.tools().count("record_details") == 2
+    assert first.kinds()[-1] == "finish"
+
+    second = await send(client, "ann", "t1", DETAILS, call_id=asked["callId"])
+    assert second.status == 200, second.body
+    proposal = second.one(CONFIRMATION_NEEDED)
+    assert proposal["kind"] == "classification"
+    assert proposal["classification"]["task_type"] == "Technical debt"
+    assert proposal["classification"]["priority"] == "medium"
+
+    third = await send(client, "ann", "t1", "priority should be high", approved=False)
+    corrected = third.one(CONFIRMATION_NEEDED)
+    assert corrected["kind"] == "classification"
+    assert corrected["classification"]["priority"] == "high"
+
+    fourth = await send(client, "ann", "t1", "yes")
+    final = fourth.one(CONFIRMATION_NEEDED)
+    assert final["kind"] == "final"
+    assert final["task"]["due_date"] == "2026-11-27"
+    assert final["review"]["verdict"] in ("sound", "concerns")
+
+    fifth = await send(client, "ann", "t1", "Approve", approved=True, call_id=final["callId"])
+    assert "write_task" in fifth.tools()
+    assert "is in your task list" in fifth.text
+    assert not [p for p in fifth.parts if p["type"].startswith("data-human")]
+    writer = runtime.chat.deps.tasks
+    assert isinstance(writer, LocalTaskWriter)
+    tasks = await writer.list_tasks()
+    assert len(tasks) == 1
+    assert tasks[0].title == "refactor the billing module"
+    assert tasks[0].tags == ["billing"] and tasks[0].task_type == "Technical debt"
+    assert tasks[0].priority == "high" and str(tasks[0].due_date) == "2026-11-27"
+
+
+async def test_rejecting_the_final_summary_writes_nothing(make_client):
+    client, runtime = make_client()
+    message = REQUEST + ". It's about splitting invoices out. 2026-12-01"
+    first = await send(client, "bo", "t2", message)
+    proposal = first.one(CONFIRMATION_NEEDED)
+    assert proposal["kind"] == "classification"
+    final = (await send(client, "bo", "t2", "ok")).one(CONFIRMATION_NEEDED)
+    assert final["kind"] == "final"
+    rejected = await send(client, "bo", "t2", "no, not now")
+    assert "nothing was written" in rejected.text
+    assert "write_task" not in rejected.tools()
+    assert await runtime.chat.deps.tasks.list_tasks() == []
