@@ -76,6 +76,33 @@ resource "google_cloud_run_v2_service" "chat" {
         }
       }
 
+      # taskflow (issue 12): Notion as the task system when a database is configured.
+      env {
+        name  = "CONFIDANT_TASKS"
+        value = var.notion_database_id == null ? "local" : "notion"
+      }
+
+      dynamic "env" {
+        for_each = var.notion_database_id == null ? {} : { CONFIDANT_NOTION_DATABASE_ID = var.notion_database_id }
+        content {
+          name  = env.key
+          value = env.value
+        }
+      }
+
+      dynamic "env" {
+        for_each = google_secret_manager_secret.notion_token
+        content {
+          name = "CONFIDANT_NOTION_TOKEN"
+          value_source {
+            secret_key_ref {
+              secret  = env.value.secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+
       # /healthz builds the runtime and runs the warm-up turn, so traffic arrives warm.
       startup_probe {
         http_get {
@@ -97,6 +124,7 @@ resource "google_cloud_run_v2_service" "chat" {
   depends_on = [
     google_project_service.this,
     google_secret_manager_secret_iam_member.workload_reads_model_key,
+    google_secret_manager_secret_iam_member.chat_reads_notion_token,
   ]
 }
 
