@@ -73,6 +73,8 @@ class TurnResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
     retries: list[dict[str, Any]] = field(default_factory=list)
+    # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
+    pauses: list[dict[str, Any]] = field(default_factory=list)
     error: ConfidantError | None = None
 
 
@@ -201,7 +203,8 @@ class PreparedTurn:
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
                     await self._run(emit, translator)
-                    for part in [*translator.finish(), *pause_parts(self._spec, turn.session)]:
+                    self.result.pauses = pause_parts(self._spec, turn.session)
+                    for part in [*translator.finish(), *self.result.pauses]:
                         emit(part)
                     jobs = self._jobs()
                     await turn.commit(jobs=jobs)

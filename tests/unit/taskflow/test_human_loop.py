@@ -96,3 +96,21 @@ async def test_use_chat_body_with_human_response_resumes(make_client):
     response = await client.post("/v1/chat", json=body, headers={"X-User-Id": "gu"})
     assert response.status_code == 200
     assert '"data-human-confirmation-needed"' in response.text
+
+
+async def test_a_json_client_gets_the_pauses_and_can_answer_them(make_client):
+    client, _ = make_client()
+    headers = {"X-User-Id": "ho", "Accept": "application/json"}
+    first = await client.post(
+        "/v1/chat", json={"app": APP, "session_id": "w6", "message": REQUEST}, headers=headers
+    )
+    (pause,) = first.json()["pauses"]
+    assert pause["type"] == INPUT_NEEDED and pause["data"]["missing"]
+    answer = {
+        "app": APP,
+        "session_id": "w6",
+        "message": DETAILS,
+        "human_response": {"call_id": pause["data"]["callId"]},
+    }
+    second = await client.post("/v1/chat", json=answer, headers=headers)
+    assert [p["type"] for p in second.json()["pauses"]] == [CONFIRMATION_NEEDED]
