@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
+from google.adk.artifacts import BaseArtifactService
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps, TaskflowLimits
@@ -28,6 +30,7 @@ class Runtime:
     chat: ChatService
     identity: IdentityVerifier
     jobs: JobBus
+    artifacts: BaseArtifactService | None = None
 
     async def close(self) -> None:
         await self.jobs.close()
@@ -120,6 +123,17 @@ def _effects(settings: Settings, store: SessionStore) -> EffectLedger:
     return SqliteEffectLedger(settings.sqlite_path)
 
 
+def _artifacts(settings: Settings) -> BaseArtifactService | None:
+    """ADK's own file artifact service locally; none configured: agents save no artifacts."""
+    kind = settings.artifacts
+    if kind == "none" or (kind == "auto" and settings.store != "sqlite"):
+        return None
+    from google.adk.artifacts import FileArtifactService
+
+    root = settings.artifacts_dir or str(Path(settings.sqlite_path).parent / "artifacts")
+    return FileArtifactService(root)
+
+
 def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
     return {MEMORIES: RecentMemoriesSource(store)}
@@ -144,8 +158,10 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             max_classification_corrections=settings.taskflow_max_classification_corrections,
         ),
     )
+    artifacts = _artifacts(settings)
     chat = ChatService(
         sessions=sessions,
+        artifacts=artifacts,
         store=store,
         deps=deps,
         jobs=jobs,
@@ -156,7 +172,7 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         ),
         context_sources=_context_sources(settings, store),
     )
-    return Runtime(settings, store, sessions, chat, _identity(settings), jobs)
+    return Runtime(settings, store, sessions, chat, _identity(settings), jobs, artifacts)
 
 
 _runtime: Runtime | None = None

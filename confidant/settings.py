@@ -77,6 +77,10 @@ class Settings(BaseSettings):
     notion_max_attempts: int = 4  # per request, 429s included (honouring Retry-After)
     taskflow_max_detail_rounds: int = 4
     taskflow_max_classification_corrections: int = 2
+    # Artifacts (issue 12): files the agents save (taskflow's final task), per session.
+    # auto = local files beside the embedded store; none with Firestore (no GCS adapter yet).
+    artifacts: Literal["auto", "local", "none"] = "auto"
+    artifacts_dir: str | None = None  # default: `artifacts/` next to the SQLite file
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")

@@ -8,6 +8,7 @@ writer is a `BaseTool` holding the process's task writer and effect ledger.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import uuid
@@ -236,7 +237,30 @@ class WriteTaskTool(BaseTool):
             return error(str(exc))
         state[state_keys.RESULT] = result
         state[state_keys.STEP] = Step.DONE.value
-        return {"status": STATUS_OK, "task": result, "title": draft.title}
+        artifact = await save_task_artifact(tool_context, plan, draft, result)
+        return {"status": STATUS_OK, "task": result, "title": draft.title, "artifact": artifact}
+
+
+def artifact_name(plan: WorkflowPlan) -> str:
+    return f"task-{plan.run_id}.json"
+
+
+async def save_task_artifact(
+    tool_context: ToolContext, plan: WorkflowPlan, draft: TaskDraft, written: dict[str, Any]
+) -> str | None:
+    """The final task as a session artifact (downloadable by its owner), saved once per run."""
+    name = artifact_name(plan)
+    document = {"task": draft.model_dump(mode="json"), "written": written, "plan": plan.workflow}
+    try:
+        if await tool_context.load_artifact(name) is None:  # a resumed write saves no new version
+            part = types.Part.from_bytes(
+                data=json.dumps(document, ensure_ascii=False, indent=2).encode(),
+                mime_type="application/json",
+            )
+            await tool_context.save_artifact(name, part)
+    except ValueError:
+        return None  # no artifact service configured
+    return name
 
 
 def decision_of(answer: Mapping[str, Any] | None) -> HumanDecision | None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from google.adk import Runner
 from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.artifacts import BaseArtifactService
 from google.adk.events import Event
 from google.genai import types
 from pydantic import ValidationError
@@ -88,8 +89,10 @@ class ChatService:
         jobs: JobBus,
         policy: TurnPolicy,
         context_sources: Mapping[str, ContextSource] | None = None,
+        artifacts: BaseArtifactService | None = None,
     ) -> None:
         self.sessions = sessions
+        self.artifacts = artifacts
         self.store = store
         self.deps = deps
         self.jobs = jobs
@@ -230,6 +233,7 @@ class PreparedTurn:
             app=app,
             session_service=service.sessions,
             memory_service=TurnMemoryService(service.store),
+            artifact_service=service.artifacts,
         )
 
         def on_retry(notice: RetryNotice) -> None:

@@ -28,6 +28,7 @@ import agents
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
+from confidant.http.artifacts import ARTIFACT_PATH, artifact_response
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -89,6 +90,10 @@ async def _route(request: Request, runtime: Runtime) -> Response:
                 if found:
                     _allow(method, route.method)
                     return await route.handler(request, runtime, user_id, found)
+        if found := ARTIFACT_PATH.match(path):
+            _allow(method, "GET")
+            key = _session_key(request, runtime, user_id, found.group(1))
+            return await artifact_response(request, runtime, key, found.group(2))
         match = _SESSION_PATH.match(path)
         if match:
             key = _session_key(request, runtime, user_id, match.group(1))

@@ -10,6 +10,8 @@ key once (0 duplicates) and every run must end with its page (0 losses).
 
 from __future__ import annotations
 
+import json
+
 from agents.taskflow import state_keys
 from confidant.effects import EffectState
 from confidant.sessions.records import SessionKey
@@ -28,6 +30,7 @@ async def test_fifty_runs_with_injected_crashes_write_each_task_exactly_once(
     store = runtime.sessions.store
     page_ids: dict[str, str] = {}  # effect key → the page the run reported
     failed_turns = 0
+    artifacts: dict[tuple[str, str], str] = {}  # (session, file) → the page it records
     for run in range(RUNS):
         user, session = "una", f"s{run % SESSIONS}"
         first = await send(client, user, session, COMPLETE_REQUEST)
@@ -55,6 +58,7 @@ async def test_fifty_runs_with_injected_crashes_write_each_task_exactly_once(
         assert len(written) == 1, done.outputs()
         task = written[0]["task"]
         page_ids[task["idempotency_key"]] = task["id"]
+        artifacts[(session, written[0]["artifact"])] = task["id"]
         again = await send(client, user, session, "approve", **approve)
         assert again.status == 400 and "nothing is waiting" in again.body
 
@@ -65,6 +69,11 @@ async def test_fifty_runs_with_injected_crashes_write_each_task_exactly_once(
     for key in page_ids:
         record = await runtime.chat.deps.effects.get("una", key)
         assert record is not None and record.state is EffectState.DONE
+    for (session, name), page_id in artifacts.items():  # one version each, with its page
+        scope = {"app_name": APP, "user_id": "una", "session_id": session, "filename": name}
+        assert await runtime.artifacts.list_versions(**scope) == [0]
+        saved = await runtime.artifacts.load_artifact(**scope)
+        assert json.loads(saved.inline_data.data)["written"]["id"] == page_id
     for index in range(SESSIONS):
         loaded = await runtime.store.load(SessionKey("una", APP, f"s{index}"))
         result = loaded.record.state[state_keys.RESULT]

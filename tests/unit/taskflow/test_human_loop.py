@@ -23,9 +23,7 @@ FILLER_EVENTS = 1000
 
 
 def _filler(index: int) -> str:
-    event = Event(
-        author="user", invocation_id="filler", content=types.UserContent(f"note {index}")
-    )
+    event = Event(author="user", invocation_id="filler", content=types.UserContent(f"note {index}"))
     return event.model_dump_json(exclude_none=True)
 
 

@@ -69,3 +69,38 @@ async def test_rejecting_the_final_summary_writes_nothing(make_client):
     assert "nothing was written" in rejected.text
     assert "write_task" not in rejected.tools()
     assert await runtime.chat.deps.tasks.list_tasks() == []
+
+
+async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_client):
+    client, _ = make_client()
+    message = REQUEST + ". It's about splitting invoices out of billing. 2026-12-01"
+    await send(client, "ivy", "t3", message)
+    final = (await send(client, "ivy", "t3", "yes")).one(CONFIRMATION_NEEDED)
+    done = await send(client, "ivy", "t3", "approve", approved=True, call_id=final["callId"])
+    (written,) = [o for o in done.outputs() if isinstance(o, dict) and "artifact" in o]
+    name = written["artifact"]
+    owner = {"X-User-Id": "ivy"}
+
+    listed = await client.get("/v1/sessions/t3/artifacts?app=taskflow", headers=owner)
+    assert listed.json()["artifacts"] == [{"filename": name, "versions": [0]}]
+    download = await client.get(f"/v1/sessions/t3/artifacts/{name}?app=taskflow", headers=owner)
+    assert download.status_code == 200
+    assert download.headers["content-type"].startswith("application/json")
+    document = download.json()
+    assert document["task"]["title"] == "refactor the billing module"
+    assert document["written"]["id"] == written["task"]["id"]
+
+    stranger = {"X-User-Id": "mallory"}
+    for path in (f"/v1/sessions/t3/artifacts/{name}", "/v1/sessions/t3/artifacts"):
+        response = await client.get(f"{path}?app=taskflow", headers=stranger)
+        assert response.status_code == 404
+    missing = await client.get("/v1/sessions/t3/artifacts/nope.json?app=taskflow", headers=owner)
+    assert missing.status_code == 404
+    bad = await client.get(
+        f"/v1/sessions/t3/artifacts/{name}?app=taskflow&version=x", headers=owner
+    )
+    assert bad.status_code == 400
+    wrong_method = await client.delete(
+        f"/v1/sessions/t3/artifacts/{name}?app=taskflow", headers=owner
+    )
+    assert wrong_method.status_code == 405
