@@ -200,8 +200,7 @@ WRITE_TASK_DECLARATION = types.FunctionDeclaration(
         "Write the reviewed, approved task to the user's task system. Takes no arguments: the"
         " task is read from the run's state. Only after the user approved the final summary."
     ),
-    parameters=types.Schema(type=types.Type.OBJECT, properties={}),
-)
+)  # no parameters: an empty OBJECT schema is refused by some model APIs
 
 
 class WriteTaskTool(BaseTool):
