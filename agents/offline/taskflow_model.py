@@ -187,6 +187,14 @@ def _summary(state: Mapping[str, Any], classification: Mapping[str, Any]) -> str
     )
 
 
+def _confirm(
+    pause: str, state: Mapping[str, Any], classification: Mapping[str, Any], note: str, ask: str
+) -> ScriptedTurn:
+    """A text that shows the summary, then the pause that asks the human about it."""
+    summary = f"{_summary(state, classification)} {note}"
+    return ScriptedTurn(text=f"{summary} {ask}", call_name=pause, call_args={"summary": summary})
+
+
 def plan_orchestrator(llm_request: LlmRequest, state: Mapping[str, Any]) -> ScriptedTurn:
     contents = llm_request.contents
     response = _last_response(contents)
@@ -211,26 +219,17 @@ def plan_orchestrator(llm_request: LlmRequest, state: Mapping[str, Any]) -> Scri
         if result.get("status") == STATUS_ERROR:  # the correction limit: the last one stands
             return ScriptedTurn(call_name=TASK_EXPERT, call_args={"request": "review the task"})
         classification = result.get("classification") or {}
-        summary = f"{_summary(state, classification)} Why: {classification.get('reasons')}"
-        return ScriptedTurn(
-            text=f"Proposed classification: {summary} Is that right?",
-            call_name=CONFIRM_CLASSIFICATION,
-            call_args={"summary": summary},
-        )
+        why = f"Why: {classification.get('reasons')}"
+        return _confirm(CONFIRM_CLASSIFICATION, state, classification, why, "Is that right?")
     if name == CONFIRM_CLASSIFICATION:
         if result.get("approved"):
             return ScriptedTurn(call_name=TASK_EXPERT, call_args={"request": "review the task"})
         correction = f"Correction from the user: {result.get('answer', '')}"
         return ScriptedTurn(call_name=TASK_CLASSIFIER, call_args={"request": correction})
     if name == TASK_EXPERT:
-        review = result.get("review") or {}
+        notes = f"Expert: {(result.get('review') or {}).get('notes', '')}"
         classification = state.get(state_keys.CLASSIFICATION) or {}
-        summary = f"{_summary(state, classification)} Expert: {review.get('notes', '')}"
-        return ScriptedTurn(
-            text=f"Ready to file: {summary} Shall I write it?",
-            call_name=REQUEST_FINAL_CONFIRMATION,
-            call_args={"summary": summary},
-        )
+        return _confirm(REQUEST_FINAL_CONFIRMATION, state, classification, notes, "Write it?")
     if name == REQUEST_FINAL_CONFIRMATION:
         if result.get("approved"):
             return ScriptedTurn(call_name=WRITE_TASK, call_args={})

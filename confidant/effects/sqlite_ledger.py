@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from confidant.effects.ledger import EffectRecord, EffectState
+from confidant.embedded_db import open_embedded
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -26,11 +26,7 @@ class SqliteEffectLedger:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
-            conn.row_factory = aiosqlite.Row
-            await conn.executescript(_SCHEMA)
-            self._conn = conn
+            self._conn = await open_embedded(self.path, _SCHEMA)
         return self._conn
 
     @staticmethod

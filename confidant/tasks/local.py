@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from pathlib import Path
 
 import aiosqlite
 
+from confidant.embedded_db import open_embedded
 from confidant.tasks.port import TaskDraft, WrittenTask
 
 _SCHEMA = """
@@ -26,10 +26,7 @@ class LocalTaskWriter:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            conn = await aiosqlite.connect(self.path, isolation_level=None, timeout=30)
-            await conn.executescript(_SCHEMA)
-            self._conn = conn
+            self._conn = await open_embedded(self.path, _SCHEMA)
         return self._conn
 
     @staticmethod

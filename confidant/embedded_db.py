@@ -1,0 +1,16 @@
+"""One connection per embedded SQLite file and component, opened on first use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiosqlite
+
+
+async def open_embedded(path: str, schema: str) -> aiosqlite.Connection:
+    """A connection in autocommit mode with `schema` applied (idempotent DDL) and named rows."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    conn = await aiosqlite.connect(path, isolation_level=None, timeout=30)
+    conn.row_factory = aiosqlite.Row
+    await conn.executescript(schema)
+    return conn
