@@ -113,11 +113,12 @@ def _tasks(settings: Settings) -> TaskWriter:
 
 def _effects(settings: Settings, store: SessionStore) -> EffectLedger:
     """The exactly-once ledger lives beside the sessions (same database, own records)."""
-    client = getattr(store, "client", None)
-    if settings.store == "firestore" and client is not None:
+    if settings.store == "firestore":
         from confidant.effects.firestore_ledger import FirestoreEffectLedger
+        from confidant.sessions.firestore_store import FirestoreSessionStore
 
-        return FirestoreEffectLedger(client)
+        assert isinstance(store, FirestoreSessionStore)
+        return FirestoreEffectLedger(store.client)  # the process's one Firestore client
     from confidant.effects.sqlite_ledger import SqliteEffectLedger
 
     return SqliteEffectLedger(settings.sqlite_path)

@@ -55,7 +55,6 @@ _RUN_STATE_KEYS = (
     state_keys.CLASSIFICATION,
     state_keys.CLASSIFICATION_ROUNDS,
     state_keys.REVIEW,
-    state_keys.DECISION,
     state_keys.RESULT,
 )
 

@@ -206,9 +206,9 @@ class PreparedTurn:
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
                     await self._run(emit, translator)
-                    self.result.pauses = pause_parts(self._spec, turn.session)
-                    for part in [*translator.finish(), *self.result.pauses]:
+                    for part in translator.finish():
                         emit(part)
+                    pauses = pause_parts(self._spec, turn.session)
                     jobs = self._jobs()
                     await turn.commit(jobs=jobs)
                 except ConfidantError as error:
@@ -220,6 +220,9 @@ class PreparedTurn:
                     emit(from_error(self, translator, failure))
                     return
             self.result.text = translator.reply
+            self.result.pauses = pauses
+            for part in pauses:  # announced once the paused run is safely stored
+                emit(part)
             await self._publish(jobs)
             emit({"type": "finish"})
         finally:

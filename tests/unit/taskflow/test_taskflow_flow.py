@@ -24,7 +24,7 @@ async def test_missing_details_then_a_correction_then_approval_writes_one_task(m
     errors = [o for o in first.outputs() if isinstance(o, dict) and o.get("status") == "error"]
     assert errors and errors[0]["problems"][0]["field"] == "due_date"
     assert first.tools().count("record_details") == 2
-    assert first.kinds()[-1] == "finish"
+    assert first.kinds()[-2:] == [INPUT_NEEDED, "finish"]  # announced after the commit
 
     second = await send(client, "ann", "t1", DETAILS, call_id=asked["callId"])
     assert second.status == 200, second.body
