@@ -32,6 +32,17 @@ class Runtime:
     jobs: JobBus
     artifacts: BaseArtifactService | None = None
 
+    async def erase_user(self, user_id: str) -> int:
+        """Everything the user owns: artifacts, effect records, then sessions and the rest."""
+        removed = 0
+        if self.artifacts is not None:
+            from confidant.artifacts import erase_user_artifacts
+
+            removed += await erase_user_artifacts(self.artifacts, self.store, user_id)
+        if self.chat.deps.effects is not None:
+            removed += await self.chat.deps.effects.delete_user(user_id)
+        return removed + await self.store.delete_user(user_id)
+
     async def close(self) -> None:
         await self.jobs.close()
         for closable in (self.chat.deps.tasks, self.chat.deps.effects):

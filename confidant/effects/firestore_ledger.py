@@ -60,5 +60,9 @@ class FirestoreEffectLedger:
         snapshot = await self._ref(user_id, key).get()
         return EffectRecord.model_validate(snapshot.to_dict()) if snapshot.exists else None
 
+    async def delete_user(self, user_id: str) -> int:
+        effects = self.client.collection(USERS).document(user_id).collection(EFFECTS)
+        return await self.client.recursive_delete(effects)
+
     async def close(self) -> None:
         return None  # the client belongs to the composition root

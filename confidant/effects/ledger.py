@@ -52,6 +52,10 @@ class EffectLedger(Protocol):
 
     async def get(self, user_id: str, key: str) -> EffectRecord | None: ...
 
+    async def delete_user(self, user_id: str) -> int:
+        """Erase the user's records (DELETE /v1/me); how many went."""
+        ...
+
     async def close(self) -> None: ...
 
 

@@ -78,6 +78,12 @@ class SqliteEffectLedger:
         row = await cursor.fetchone()
         return None if row is None else self._record(row)
 
+    async def delete_user(self, user_id: str) -> int:
+        async with self._lock:
+            conn = await self._connection()
+            cursor = await conn.execute("DELETE FROM effects WHERE user_id = ?", (user_id,))
+        return max(cursor.rowcount, 0)
+
     async def close(self) -> None:
         if self._conn is not None:
             await self._conn.close()

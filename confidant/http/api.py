@@ -82,7 +82,7 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return await _list_sessions(request, runtime, user_id)
         if path == "/v1/me":
             _allow(method, "DELETE")
-            removed = await runtime.store.delete_user(user_id)
+            removed = await runtime.erase_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
         for spec in agents.app_specs():
             for route in spec.routes:

@@ -38,6 +38,8 @@ async def test_begin_records_pending_then_counts_attempts_until_done(ledger):
     done = await ledger.begin(user, key, now=4.0)
     assert (done.state, done.result, done.attempts) == (EffectState.DONE, {"id": "page-1"}, 2)
     assert await ledger.get(f"other-{user}", key) is None  # records are per user
+    assert await ledger.delete_user(user) == 1
+    assert await ledger.get(user, key) is None
 
 
 async def test_perform_once_calls_the_effect_once_and_reconciles_an_unknown_outcome(ledger):

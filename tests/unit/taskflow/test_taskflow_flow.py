@@ -71,8 +71,8 @@ async def test_rejecting_the_final_summary_writes_nothing(make_client):
     assert await runtime.chat.deps.tasks.list_tasks() == []
 
 
-async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_client):
-    client, _ = make_client()
+async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_client, tmp_path):
+    client, runtime = make_client()
     message = REQUEST + ". It's about splitting invoices out of billing. 2026-12-01"
     await send(client, "ivy", "t3", message)
     final = (await send(client, "ivy", "t3", "yes")).one(CONFIRMATION_NEEDED)
@@ -100,6 +100,12 @@ async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_cl
         f"/v1/sessions/t3/artifacts/{name}?app=taskflow&version=x", headers=owner
     )
     assert bad.status_code == 400
+    erased = await client.delete("/v1/me", headers=owner)
+    assert erased.status_code == 200
+    gone = await client.get(f"/v1/sessions/t3/artifacts/{name}?app=taskflow", headers=owner)
+    assert gone.status_code == 404
+    assert await runtime.chat.deps.effects.get("ivy", written["task"]["idempotency_key"]) is None
+    assert not any((tmp_path / "artifacts").rglob(name))
     wrong_method = await client.delete(
         f"/v1/sessions/t3/artifacts/{name}?app=taskflow", headers=owner
     )
