@@ -6,8 +6,9 @@ the run's state, which their instruction carries on its `taskflow-state:` line. 
 
 * details: the title follows "add a task"; `YYYY-MM-DD` is the due date; a due date in words
   ("due friday") is passed as is, so the format check rejects it and the script retries
-  without it (the malformed-call path); "it's about / because / done means …" or a longer
-  answer is the description; `#words` are tags.
+  without it (the malformed-call path); "it's / it is / this is about", "because", "so that",
+  "done means / when …", or a longer answer to a question, is the description; `#words` are
+  tags.
 * the critic wants a title, a description of at least 15 characters and a due date.
 * the classifier reads keywords and applies corrections such as "priority high".
 * the expert has concerns when the description is thin or a high priority has no due date.
@@ -54,7 +55,8 @@ _WORD_DATE_RE = re.compile(
     re.IGNORECASE,
 )
 _DESCRIPTION_RE = re.compile(
-    r"(?:description:|details:|it'?s about|because|so that|done means)\s*(.+?)(?:\n|$)",
+    r"(?:description:|details:|(?:it|this)(?:'s| is) about|because|so that|done (?:means|when))"
+    r"\s*(.+?)(?:\n|$)",
     re.IGNORECASE,
 )
 _TAG_RE = re.compile(r"#(\w[\w-]*)")
