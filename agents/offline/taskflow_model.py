@@ -26,6 +26,7 @@ from google.genai import types
 
 from agents.offline.onemind_model import _instruction_text
 from agents.offline.scripts import ScriptedTurn, register_script
+from agents.safety.plugin import LOCALE_STATE_KEY
 from agents.taskflow import prompts, state_keys
 from agents.taskflow.tools import (
     ASK_FOR_DETAILS,
@@ -41,12 +42,16 @@ from agents.taskflow.tools import (
 )
 
 SCRIPT_NAME = "taskflow"
+CORRECTION_PREFIX = "Correction from the user"
 MIN_DESCRIPTION = 15
+MIN_DESCRIPTION_ZH = 6
+_CJK_RE = re.compile(r"[\u3400-\u9fff]")
 _ROLE_RE = re.compile(rf"^{prompts.ROLE_MARKER}:\s*(\S+)\s*$", re.MULTILINE)
 _STATE_RE = re.compile(rf"^{prompts.STATE_MARKER}:\s*(.*)$", re.MULTILINE)
 _TITLE_RE = re.compile(
     r"\b(?:add|create|new|record|file|log|make)\s+(?:a\s+|an\s+)?(?:new\s+)?"
-    r"(?:task|todo|to-do|ticket)\s*(?:to\s+|:|-|for\s+)?\s*(.+?)(?:[.,;!?\n]|$)",
+    r"(?:task|todo|to-do|ticket)\s*(?:to\s+|:|-|for\s+)?\s*(.+?)(?:[.,;!?\n]|$)"
+    r"|(?:添加|新建|记录|创建)(?:一个)?(?:任务|待办)[：:\s]*(.+?)(?:[。，,；;！!？?\n]|$)",
     re.IGNORECASE,
 )
 _ISO_DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
@@ -54,6 +59,7 @@ _WORD_DATE_RE = re.compile(
     r"\bdue\s+(?:on\s+|by\s+)?((?:next\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day|tomorrow)",
     re.IGNORECASE,
 )
+_DESCRIPTION_ZH_RE = re.compile(r"(?:内容|描述|说明|关于|目的是)[：:是\s]*(.+?)(?:[。\n]|$)")
 _DESCRIPTION_RE = re.compile(
     r"(?:description:|details:|(?:it|this)(?:'s| is) about|because|so that|done (?:means|when))"
     r"\s*(.+?)(?:\n|$)",
@@ -72,19 +78,78 @@ _CORRECTION_RE = {
     ),
 }
 _TYPES = (
-    (("refactor", "clean up", "cleanup", "tech debt"), "Technical debt"),
-    (("bug", "fix", "broken", "crash"), "Bug"),
-    (("meeting", "call with", "sync"), "Meeting"),
-    (("invoice", "expense", "form", "renew"), "Admin"),
+    (("refactor", "clean up", "cleanup", "tech debt", "重构", "技术债"), "Technical debt"),
+    (("bug", "fix", "broken", "crash", "修复", "故障"), "Bug"),
+    (("meeting", "call with", "sync", "会议", "开会"), "Meeting"),
+    (("invoice", "expense", "form", "renew", "发票", "报销", "续签"), "Admin"),
 )
 _AREAS = (
-    (("billing", "invoice", "payment", "finance", "expense"), "Finance"),
-    (("code", "api", "deploy", "refactor", "bug", "module", "service"), "Engineering"),
+    (
+        ("billing", "invoice", "payment", "finance", "expense", "计费", "发票", "付款", "财务"),
+        "Finance",
+    ),
+    (
+        (
+            "code",
+            "api",
+            "deploy",
+            "refactor",
+            "bug",
+            "module",
+            "service",
+            "代码",
+            "接口",
+            "部署",
+            "模块",
+        ),
+        "Engineering",
+    ),
 )
-_QUESTIONS = {
-    "title": "What should the task be called?",
-    "description": 'What exactly has to be done, and what does "done" look like?',
-    "due_date": "When is it due (YYYY-MM-DD)?",
+_PRIORITY_ZH = {"低": "low", "中": "medium", "高": "high", "紧急": "urgent"}
+_PRIORITY_ZH_RE = re.compile(r"优先级\s*(?:应该|应)?\s*(?:是|为|改为|改成)?\s*(紧急|高|中|低)")
+# What the orchestrator says, per language (the session's `locale`).
+LINES: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "What should the task be called?",
+        "description": 'What exactly has to be done, and what does "done" look like?',
+        "due_date": "When is it due (YYYY-MM-DD)?",
+        "still_needed": "Still needed: {fields}.",
+        "complete": "Title, description and due date are clear.",
+        "gave_up": "I could not collect enough details ({feedback}). Nothing was filed; start"
+        " again whenever you like.",
+        "failed": "I could not go on: {error}.",
+        "summary": '"{title}" due {due}: {task_type}, priority {priority}, area {area}.',
+        "why": "Why: {reasons}",
+        "is_it_right": "Is that right?",
+        "expert": "Expert: {notes}",
+        "write_it": "Write it?",
+        "rejected": "Understood: nothing was written. Tell me what to change.",
+        "done": 'Done: "{title}" is in your task list ({url}).',
+        "help": "How can I help with your tasks?",
+        "reasons": "From the wording, this reads as {task_type} work in {area}; nothing marks"
+        " it urgent, so priority {priority}.",
+        "corrected": "{field} set to {value} as you said",
+    },
+    "zh": {
+        "title": "这个任务叫什么？",
+        "description": "具体要做什么？怎样算完成？",
+        "due_date": "截止日期是哪天（YYYY-MM-DD）？",
+        "still_needed": "还缺少：{fields}。",
+        "complete": "标题、描述和截止日期都清楚了。",
+        "gave_up": "信息还不够（{feedback}），这次没有创建任务；随时可以重新开始。",
+        "failed": "无法继续：{error}。",
+        "summary": "“{title}”，截止 {due}：{task_type}，优先级 {priority}，领域 {area}。",
+        "why": "理由：{reasons}",
+        "is_it_right": "这样对吗？",
+        "expert": "专家意见：{notes}",
+        "write_it": "要写入吗？",
+        "rejected": "好的，没有写入任何内容。告诉我需要改什么。",
+        "done": "完成：“{title}”已加入你的任务列表（{url}）。",
+        "help": "有什么任务需要我帮忙吗？",
+        "reasons": "从描述看，这是{area}领域的{task_type}工作；"
+        "没有紧急的迹象，所以优先级为 {priority}。",
+        "corrected": "已按你的意见把 {field} 改为 {value}",
+    },
 }
 
 
@@ -94,6 +159,10 @@ _QUESTIONS = {
 def _state(instruction: str) -> dict[str, Any]:
     match = _STATE_RE.search(instruction)
     return json.loads(match.group(1)) if match else {}
+
+
+def _lines(state: Mapping[str, Any]) -> dict[str, str]:
+    return LINES["zh" if state.get(LOCALE_STATE_KEY) == "zh" else "en"]
 
 
 def _last_user_text(contents: Sequence[types.Content]) -> str:
@@ -123,16 +192,16 @@ def extract_details(text: str, *, answering: bool = False) -> dict[str, Any]:
     """Task fields found in the user's words (see the module docstring for the rules)."""
     details: dict[str, Any] = {}
     if title := _TITLE_RE.search(text):
-        details["title"] = title.group(1).strip()[:120]
+        details["title"] = (title.group(1) or title.group(2)).strip()[:120]
     if iso := _ISO_DATE_RE.search(text):
         details["due_date"] = iso.group(1)
     elif word := _WORD_DATE_RE.search(text):
         details["due_date"] = word.group(1)  # not a date: the format check will say so
-    if described := _DESCRIPTION_RE.search(text):
+    if described := _DESCRIPTION_RE.search(text) or _DESCRIPTION_ZH_RE.search(text):
         details["description"] = described.group(1).strip()
     elif answering:
-        rest = _ISO_DATE_RE.sub("", text).strip(" ,.;")
-        if len(rest) >= MIN_DESCRIPTION:
+        rest = _ISO_DATE_RE.sub("", text).strip(" ,.;，。；")
+        if _long_enough(rest):
             details["description"] = rest
     if tags := _TAG_RE.findall(text):
         details["tags"] = tags
@@ -157,14 +226,12 @@ def _after_record(contents: Sequence[types.Content], result: Mapping[str, Any]) 
 
 def _after_critic(state: Mapping[str, Any], result: Mapping[str, Any]) -> ScriptedTurn:
     critique = result.get("critique") or {}
+    lines = _lines(state)
     if result.get("limit_reached"):
-        return ScriptedTurn(
-            text=f"I could not collect enough details ({critique.get('feedback', '')}). "
-            "Nothing was filed; start again whenever you like."
-        )
+        return ScriptedTurn(text=lines["gave_up"].format(feedback=critique.get("feedback", "")))
     if critique.get("status") == "incomplete":
         missing = list(critique.get("missing") or [])
-        question = " ".join(_QUESTIONS.get(field, f"What is the {field}?") for field in missing)
+        question = " ".join(lines.get(field, field) for field in missing)
         return ScriptedTurn(
             text=question,
             call_name=ASK_FOR_DETAILS,
@@ -182,10 +249,12 @@ def _after_critic(state: Mapping[str, Any], result: Mapping[str, Any]) -> Script
 
 def _summary(state: Mapping[str, Any], classification: Mapping[str, Any]) -> str:
     details = state.get(state_keys.DETAILS) or {}
-    return (
-        f'"{details.get("title", "")}" due {details.get("due_date", "unset")}: '
-        f"{classification.get('task_type')}, priority {classification.get('priority')}, "
-        f"area {classification.get('area')}."
+    return _lines(state)["summary"].format(
+        title=details.get("title", ""),
+        due=details.get("due_date", "-"),
+        task_type=classification.get("task_type"),
+        priority=classification.get("priority"),
+        area=classification.get("area"),
     )
 
 
@@ -205,10 +274,11 @@ def plan_orchestrator(llm_request: LlmRequest, state: Mapping[str, Any]) -> Scri
             call_name=PLAN_WORKFLOW, call_args={"request": _last_user_text(contents)}
         )
     name, result = response.name, dict(response.response or {})
+    lines = _lines(state)
     if name == RECORD_DETAILS:
         return _after_record(contents, result)
     if result.get("status") == STATUS_ERROR and name != TASK_CLASSIFIER:
-        return ScriptedTurn(text=f"I could not go on: {result.get('error', 'unknown error')}.")
+        return ScriptedTurn(text=lines["failed"].format(error=result.get("error", "?")))
     if name == PLAN_WORKFLOW:
         args = extract_details(_last_user_text(contents))
         return ScriptedTurn(call_name=RECORD_DETAILS, call_args=args)
@@ -221,47 +291,50 @@ def plan_orchestrator(llm_request: LlmRequest, state: Mapping[str, Any]) -> Scri
         if result.get("status") == STATUS_ERROR:  # the correction limit: the last one stands
             return ScriptedTurn(call_name=TASK_EXPERT, call_args={"request": "review the task"})
         classification = result.get("classification") or {}
-        why = f"Why: {classification.get('reasons')}"
-        return _confirm(CONFIRM_CLASSIFICATION, state, classification, why, "Is that right?")
+        why = lines["why"].format(reasons=classification.get("reasons"))
+        return _confirm(CONFIRM_CLASSIFICATION, state, classification, why, lines["is_it_right"])
     if name == CONFIRM_CLASSIFICATION:
         if result.get("approved"):
             return ScriptedTurn(call_name=TASK_EXPERT, call_args={"request": "review the task"})
-        correction = f"Correction from the user: {result.get('answer', '')}"
+        correction = f"{CORRECTION_PREFIX}: {result.get('answer', '')}"
         return ScriptedTurn(call_name=TASK_CLASSIFIER, call_args={"request": correction})
     if name == TASK_EXPERT:
-        notes = f"Expert: {(result.get('review') or {}).get('notes', '')}"
+        notes = lines["expert"].format(notes=(result.get("review") or {}).get("notes", ""))
         classification = state.get(state_keys.CLASSIFICATION) or {}
-        return _confirm(REQUEST_FINAL_CONFIRMATION, state, classification, notes, "Write it?")
+        return _confirm(REQUEST_FINAL_CONFIRMATION, state, classification, notes, lines["write_it"])
     if name == REQUEST_FINAL_CONFIRMATION:
         if result.get("approved"):
             return ScriptedTurn(call_name=WRITE_TASK, call_args={})
-        return ScriptedTurn(text="Understood: nothing was written. Tell me what to change.")
+        return ScriptedTurn(text=lines["rejected"])
     if name == WRITE_TASK:
-        task = result.get("task") or {}
-        return ScriptedTurn(
-            text=f'Done: "{result.get("title", "")}" is in your task list ({task.get("url")}).'
-        )
-    return ScriptedTurn(text="How can I help with your tasks?")
+        url = (result.get("task") or {}).get("url")
+        return ScriptedTurn(text=lines["done"].format(title=result.get("title", ""), url=url))
+    return ScriptedTurn(text=lines["help"])
 
 
 # -- the specialists ----------------------------------------------------------------------------
 
 
-def critique(details: Mapping[str, Any]) -> dict[str, Any]:
+def _long_enough(text: str) -> bool:
+    """A description says enough (Chinese packs more into fewer characters)."""
+    return len(text) >= (MIN_DESCRIPTION_ZH if _CJK_RE.search(text) else MIN_DESCRIPTION)
+
+
+def critique(details: Mapping[str, Any], lines: Mapping[str, str] = LINES["en"]) -> dict[str, Any]:
     missing = [
         field
         for field, present in (
             ("title", bool(details.get("title"))),
-            ("description", len(str(details.get("description") or "")) >= MIN_DESCRIPTION),
+            ("description", _long_enough(str(details.get("description") or ""))),
             ("due_date", bool(details.get("due_date"))),
         )
         if not present
     ]
     if not missing:
-        return {"status": "complete", "feedback": "Title, description and due date are clear."}
+        return {"status": "complete", "feedback": lines["complete"]}
     return {
         "status": "incomplete",
-        "feedback": "Still needed: " + ", ".join(missing) + ".",
+        "feedback": lines["still_needed"].format(fields=", ".join(missing)),
         "missing": missing,
     }
 
@@ -274,9 +347,14 @@ def _first(text: str, table: Sequence[tuple[tuple[str, ...], str]], default: str
     return default
 
 
-def classify(details: Mapping[str, Any], request: str, previous: Mapping[str, Any] | None) -> dict:
+def classify(
+    details: Mapping[str, Any],
+    request: str,
+    previous: Mapping[str, Any] | None,
+    lines: Mapping[str, str] = LINES["en"],
+) -> dict[str, Any]:
     text = f"{details.get('title', '')} {details.get('description', '')}"
-    result = dict(previous or {}) if "correction" in request.lower() else {}
+    result = dict(previous or {}) if CORRECTION_PREFIX.lower() in request.lower() else {}
     if not result:
         lowered = text.lower()
         result = {
@@ -284,16 +362,21 @@ def classify(details: Mapping[str, Any], request: str, previous: Mapping[str, An
             "priority": "urgent" if "urgent" in lowered or "asap" in lowered else "medium",
             "area": _first(text, _AREAS, "Operations"),
         }
-        result["reasons"] = (
-            f"From the wording, this reads as {result['task_type'].lower()} work in "
-            f"{result['area']}; nothing marks it urgent, so priority {result['priority']}."
+        result["reasons"] = lines["reasons"].format(
+            task_type=result["task_type"].lower(), area=result["area"], priority=result["priority"]
         )
-    corrected = []
+    corrections: dict[str, str] = {}
+    if zh := _PRIORITY_ZH_RE.search(request):
+        corrections["priority"] = _PRIORITY_ZH[zh.group(1)]
     for field, pattern in _CORRECTION_RE.items():
         if match := pattern.search(request):
             value = match.group(1).strip()
-            result[field] = value.lower() if field == "priority" else value.title()
-            corrected.append(f"{field.replace('_', ' ')} set to {result[field]} as you said")
+            corrections[field] = value.lower() if field == "priority" else value.title()
+    result.update(corrections)
+    corrected = [
+        lines["corrected"].format(field=field.replace("_", " "), value=value)
+        for field, value in corrections.items()
+    ]
     if corrected:
         result["reasons"] = "; ".join(corrected) + "."
     return result
@@ -317,11 +400,11 @@ def plan_taskflow(llm_request: LlmRequest) -> ScriptedTurn:
     state = _state(instruction)
     details = state.get(state_keys.DETAILS) or {}
     if role == prompts.CRITIC:
-        answer: dict[str, Any] = critique(details)
+        answer: dict[str, Any] = critique(details, _lines(state))
     elif role == prompts.CLASSIFIER:
-        answer = classify(
-            details, _last_user_text(llm_request.contents), state.get(state_keys.CLASSIFICATION)
-        )
+        request = _last_user_text(llm_request.contents)
+        previous = state.get(state_keys.CLASSIFICATION)
+        answer = classify(details, request, previous, _lines(state))
     elif role == prompts.EXPERT:
         answer = review(details, state.get(state_keys.CLASSIFICATION) or {})
     else:

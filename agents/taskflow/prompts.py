@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from agents.safety.plugin import LOCALE_STATE_KEY
 from agents.taskflow import state_keys
 
 ROLE_MARKER = "taskflow-role"
@@ -19,6 +20,7 @@ CLASSIFIER = "classifier"
 EXPERT = "expert"
 
 _STATE_KEYS = (
+    LOCALE_STATE_KEY,
     state_keys.PLAN,
     state_keys.STEP,
     state_keys.DETAILS,

@@ -110,3 +110,21 @@ async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_cl
         f"/v1/sessions/t3/artifacts/{name}?app=taskflow", headers=owner
     )
     assert wrong_method.status_code == 405
+
+
+async def test_a_chinese_run_speaks_chinese_and_takes_chinese_corrections(make_client):
+    client, runtime = make_client()
+    asked = (await send(client, "zh", "t4", "添加任务：重构计费模块，截止 2026-11-27")).one(
+        INPUT_NEEDED
+    )
+    assert asked["missing"] == ["description"] and "怎样算完成" in asked["question"]
+    second = await send(client, "zh", "t4", "把发票生成从计费模块里拆出来")
+    assert second.one(CONFIRMATION_NEEDED)["classification"]["area"] == "Finance"
+    assert "这样对吗" in second.text
+    third = await send(client, "zh", "t4", "优先级改为高")
+    assert third.one(CONFIRMATION_NEEDED)["classification"]["priority"] == "high"
+    final = (await send(client, "zh", "t4", "确认")).one(CONFIRMATION_NEEDED)
+    done = await send(client, "zh", "t4", "同意", call_id=final["callId"])
+    assert "已加入你的任务列表" in done.text
+    (task,) = await runtime.chat.deps.tasks.list_tasks()
+    assert (task.title, task.priority) == ("重构计费模块", "high")
