@@ -166,11 +166,19 @@ CONFIRMATION_PAUSES = frozenset({CONFIRM_CLASSIFICATION, REQUEST_FINAL_CONFIRMAT
 
 
 def latest_answer(tool_context: ToolContext, call_name: str) -> dict[str, Any] | None:
-    """The human's latest answer to a pause named `call_name`, from the session's events."""
+    """The human's answer to this run's latest pause named `call_name`; None while it is
+    unanswered or was never asked in this run (an earlier run's answer never counts)."""
+    answers: dict[str, dict[str, Any]] = {}
     for event in reversed(tool_context.session.events):
         for response in event.get_function_responses():
-            if response.name == call_name:
-                return dict(response.response or {})
+            body = dict(response.response or {})
+            if response.name == call_name and response.id:
+                answers.setdefault(response.id, body)
+            if response.name == PLAN_WORKFLOW and "plan" in body and not body.get("resumed"):
+                return None  # the run's start: anything older belongs to an earlier run
+        for call in event.get_function_calls():
+            if call.name == call_name:
+                return answers.get(call.id or "")
     return None
 
 

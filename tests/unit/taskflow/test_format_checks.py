@@ -115,3 +115,41 @@ def _key(user: str, session: str):  # type: ignore[no-untyped-def]
     from confidant.sessions.records import SessionKey
 
     return SessionKey(user, "taskflow", session)
+
+
+async def test_an_approval_of_an_earlier_run_never_approves_the_next_one(make_client):
+    offline, runtime = make_client()
+    message = COMPLETE_REQUEST
+    await send(offline, "hg", "f7", message)
+    final = (await send(offline, "hg", "f7", "yes")).one(CONFIRMATION_NEEDED)
+    await send(offline, "hg", "f7", "approve", approved=True, call_id=final["callId"])
+    assert len(await runtime.chat.deps.tasks.list_tasks()) == 1
+
+    critique = '{"status": "complete", "feedback": "ok", "missing": []}'
+    classification = (
+        '{"task_type": "Admin", "priority": "low", "area": "Operations", "reasons": "chore"}'
+    )
+    model = ScriptedLlm(
+        script=[
+            call("plan_workflow", request="add a task: water the plants"),
+            call(
+                "record_details",
+                title="Water the plants",
+                description="All of them, including the balcony.",
+                due_date="2026-12-01",
+            ),
+            call("detail_critic", request="check"),
+            critique,
+            call("task_classifier", request="classify"),
+            classification,
+            call("task_expert", request="review"),
+            '{"verdict": "sound", "notes": "fine"}',
+            call("write_task"),  # skips the final confirmation of this run
+            "ok",
+        ]
+    )
+    scripted, _ = make_client(model=model)
+    turn = await send(scripted, "hg", "f7", "add a task: water the plants")
+    (refusal,) = _errors(turn)
+    assert refusal["error"] == "the user has not approved the final summary; nothing was written"
+    assert len(await runtime.chat.deps.tasks.list_tasks()) == 1

@@ -69,6 +69,9 @@ async def test_rejecting_the_final_summary_writes_nothing(make_client):
     assert "nothing was written" in rejected.text
     assert "write_task" not in rejected.tools()
     assert await runtime.chat.deps.tasks.list_tasks() == []
+    again = await send(client, "bo", "t2", message)  # the rejected run is over: a new one starts
+    assert again.one(CONFIRMATION_NEEDED)["kind"] == "classification"
+    assert "resumed" not in again.outputs()[0]
 
 
 async def test_the_final_task_is_an_artifact_only_its_owner_can_download(make_client, tmp_path):
