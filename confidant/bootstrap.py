@@ -136,9 +136,18 @@ def _effects(settings: Settings, store: SessionStore) -> EffectLedger:
 
 
 def _artifacts(settings: Settings) -> BaseArtifactService | None:
-    """ADK's own file artifact service locally; none configured: agents save no artifacts."""
+    """ADK's own artifact services: Cloud Storage, or files beside the embedded store."""
     kind = settings.artifacts
-    if kind == "none" or (kind == "auto" and settings.store != "sqlite"):
+    if kind == "auto":
+        local = "local" if settings.store == "sqlite" else "none"
+        kind = "gcs" if settings.artifacts_bucket else local
+    if kind == "gcs":
+        from google.adk.artifacts import GcsArtifactService
+
+        assert settings.artifacts_bucket  # checked by Settings
+        # One storage client per process (the service holds it); ADK runs its calls in threads.
+        return GcsArtifactService(settings.artifacts_bucket, project=settings.project_id)
+    if kind == "none":
         return None
     from google.adk.artifacts import FileArtifactService
 

@@ -78,9 +78,11 @@ class Settings(BaseSettings):
     taskflow_max_detail_rounds: int = 4
     taskflow_max_classification_corrections: int = 2
     # Artifacts (issue 12): files the agents save (taskflow's final task), per session.
-    # auto = local files beside the embedded store; none with Firestore (no GCS adapter yet).
-    artifacts: Literal["auto", "local", "none"] = "auto"
+    # auto = Cloud Storage when a bucket is set, else local files beside the embedded store
+    # (none with Firestore and no bucket: an instance's disk is not storage).
+    artifacts: Literal["auto", "local", "gcs", "none"] = "auto"
     artifacts_dir: str | None = None  # default: `artifacts/` next to the SQLite file
+    artifacts_bucket: str | None = None
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
@@ -98,6 +100,8 @@ class Settings(BaseSettings):
                 "CONFIDANT_TASKS=notion needs CONFIDANT_NOTION_TOKEN and "
                 "CONFIDANT_NOTION_DATABASE_ID"
             )
+        if self.artifacts == "gcs" and not self.artifacts_bucket:
+            raise ConfigurationError("CONFIDANT_ARTIFACTS=gcs needs CONFIDANT_ARTIFACTS_BUCKET")
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
         return self

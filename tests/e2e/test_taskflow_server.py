@@ -13,6 +13,7 @@ from google.cloud import firestore
 
 from tests.conftest import TEST_PROJECT
 from tests.support.fake_notion import DATABASE_ID, TOKEN, FakeNotion, LostResponse
+from tests.support.gcs import BUCKET, storage_emulator
 from tests.support.taskflow import (
     CONFIRMATION_NEEDED,
     DETAILS,
@@ -31,8 +32,16 @@ def notion() -> Iterator[FakeNotion]:
 
 
 @pytest.fixture
-def two_servers(cloud_server, notion):  # type: ignore[no-untyped-def]
+def gcs() -> Iterator[str]:
+    with storage_emulator() as url:
+        yield url
+
+
+@pytest.fixture
+def two_servers(cloud_server, notion, gcs):  # type: ignore[no-untyped-def]
     settings = {
+        "STORAGE_EMULATOR_HOST": gcs,
+        "CONFIDANT_ARTIFACTS_BUCKET": BUCKET,
         "CONFIDANT_TASKS": "notion",
         "CONFIDANT_NOTION_TOKEN": TOKEN,
         "CONFIDANT_NOTION_DATABASE_ID": DATABASE_ID,
@@ -92,6 +101,16 @@ async def test_a_run_pauses_and_resumes_across_two_server_processes(
     effects = list(db.collection("users").document(uid).collection("effects").stream())
     assert [e.to_dict()["state"] for e in effects] == ["done"]
     assert effects[0].to_dict()["result"]["id"] == page.id
+
+    # Server B saved the final task to Cloud Storage; server A serves it to its owner only.
+    (written,) = [o for o in done.outputs() if isinstance(o, dict) and "artifact" in o]
+    path = f"/v1/sessions/{sid}/artifacts/{written['artifact']}?app=taskflow"
+    async with httpx.AsyncClient(base_url=a.base_url, timeout=30) as client:
+        mine = await client.get(path, headers={"Authorization": f"Bearer {token}"})
+        stranger = token_issuer.issue(f"other-{uuid.uuid4().hex[:6]}")
+        theirs = await client.get(path, headers={"Authorization": f"Bearer {stranger}"})
+    assert mine.status_code == 200 and mine.json()["written"]["id"] == page.id
+    assert theirs.status_code == 404
 
 
 async def test_a_rejected_summary_writes_nothing_across_servers(two_servers, notion, token_issuer):

@@ -90,6 +90,11 @@ resource "google_cloud_run_v2_service" "chat" {
         }
       }
 
+      env {
+        name  = "CONFIDANT_ARTIFACTS_BUCKET"
+        value = google_storage_bucket.artifacts.name
+      }
+
       dynamic "env" {
         for_each = google_secret_manager_secret.notion_token
         content {

@@ -260,3 +260,9 @@ variable "notion_token_secret_id" {
   type        = string
   default     = "confidant-notion-token"
 }
+
+variable "artifacts_bucket" {
+  description = "Cloud Storage bucket for agent artifacts; null names it <project>-<prefix>-artifacts."
+  type        = string
+  default     = null
+}
