@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import aiosqlite
@@ -17,3 +18,24 @@ async def open_embedded(path: str, schema: str) -> aiosqlite.Connection:
     await conn.execute("PRAGMA busy_timeout=30000")
     await conn.executescript(schema)
     return conn
+
+
+class EmbeddedTables:
+    """Base of a component keeping its own tables in the embedded file (schema `SCHEMA`)."""
+
+    SCHEMA = ""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()  # one writer at a time on this connection
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is None:
+            self._conn = await open_embedded(self.path, self.SCHEMA)
+        return self._conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None

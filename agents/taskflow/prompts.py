@@ -19,18 +19,7 @@ CRITIC = "critic"
 CLASSIFIER = "classifier"
 EXPERT = "expert"
 
-_STATE_KEYS = (
-    LOCALE_STATE_KEY,
-    state_keys.PLAN,
-    state_keys.STEP,
-    state_keys.DETAILS,
-    state_keys.CRITIQUE,
-    state_keys.DETAIL_ROUNDS,
-    state_keys.CLASSIFICATION,
-    state_keys.CLASSIFICATION_ROUNDS,
-    state_keys.REVIEW,
-    state_keys.RESULT,
-)
+_STATE_KEYS = (LOCALE_STATE_KEY, state_keys.PLAN, state_keys.STEP, *state_keys.RUN_OUTPUTS)
 
 ORCHESTRATOR_INSTRUCTION = """\
 You coordinate a small team that turns a request into a task in the user's task system.

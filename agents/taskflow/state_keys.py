@@ -13,3 +13,14 @@ CLASSIFICATION = "taskflow_classification"  # Classification: the classifier's l
 CLASSIFICATION_ROUNDS = "taskflow_classification_rounds"  # proposals made so far
 REVIEW = "taskflow_review"  # ExpertReview
 RESULT = "taskflow_result"  # WrittenTask, once written
+
+# What one run produces; a new run starts with all of them cleared.
+RUN_OUTPUTS = (
+    DETAILS,
+    CRITIQUE,
+    DETAIL_ROUNDS,
+    CLASSIFICATION,
+    CLASSIFICATION_ROUNDS,
+    REVIEW,
+    RESULT,
+)

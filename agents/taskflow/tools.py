@@ -48,15 +48,6 @@ _ADD_TASK_RE = re.compile(
     r"\b(add|create|new|record|file|log|make)\b.*\b(task|todo|to-do|ticket)\b|任务|待办",
     re.IGNORECASE | re.DOTALL,
 )
-_RUN_STATE_KEYS = (
-    state_keys.DETAILS,
-    state_keys.CRITIQUE,
-    state_keys.DETAIL_ROUNDS,
-    state_keys.CLASSIFICATION,
-    state_keys.CLASSIFICATION_ROUNDS,
-    state_keys.REVIEW,
-    state_keys.RESULT,
-)
 
 
 def error(message: str, **extra: Any) -> dict[str, Any]:
@@ -94,7 +85,7 @@ def plan_workflow(request: str, tool_context: ToolContext) -> dict[str, Any]:
     plan = WorkflowPlan(
         workflow=ADD_TASK, run_id=uuid.uuid4().hex, steps=ADD_TASK_PLAN, request=request
     )
-    for key in _RUN_STATE_KEYS:
+    for key in state_keys.RUN_OUTPUTS:
         state[key] = None
     state[state_keys.PLAN] = plan.model_dump(mode="json")
     state[state_keys.STEP] = Step.COLLECT.value

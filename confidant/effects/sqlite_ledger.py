@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 import aiosqlite
 
 from confidant.effects.ledger import EffectRecord, EffectState
-from confidant.embedded_db import open_embedded
+from confidant.embedded_db import EmbeddedTables
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -18,16 +17,8 @@ CREATE TABLE IF NOT EXISTS effects (
 """
 
 
-class SqliteEffectLedger:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    async def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            self._conn = await open_embedded(self.path, _SCHEMA)
-        return self._conn
+class SqliteEffectLedger(EmbeddedTables):
+    SCHEMA = _SCHEMA
 
     @staticmethod
     def _record(row: aiosqlite.Row) -> EffectRecord:
@@ -83,8 +74,3 @@ class SqliteEffectLedger:
             conn = await self._connection()
             cursor = await conn.execute("DELETE FROM effects WHERE user_id = ?", (user_id,))
         return max(cursor.rowcount, 0)
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None

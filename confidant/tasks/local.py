@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
-import aiosqlite
-
-from confidant.embedded_db import open_embedded
+from confidant.embedded_db import EmbeddedTables
 from confidant.tasks.port import TaskDraft, WrittenTask
 
 _SCHEMA = """
@@ -16,18 +13,10 @@ CREATE TABLE IF NOT EXISTS tasks (
 """
 
 
-class LocalTaskWriter:
+class LocalTaskWriter(EmbeddedTables):
     """Each key is written once by construction (the key is the primary key)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    async def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            self._conn = await open_embedded(self.path, _SCHEMA)
-        return self._conn
+    SCHEMA = _SCHEMA
 
     @staticmethod
     def _written(task_id: str, key: str) -> WrittenTask:
@@ -56,8 +45,3 @@ class LocalTaskWriter:
         conn = await self._connection()
         cursor = await conn.execute("SELECT task FROM tasks ORDER BY rowid")
         return [TaskDraft.model_validate_json(row[0]) for row in await cursor.fetchall()]
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
