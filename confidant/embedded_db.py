@@ -1,27 +1,16 @@
-"""One connection per embedded SQLite file and component, opened on first use."""
+"""A base for components that keep their own tables in the embedded SQLite file."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import aiosqlite
 
-
-async def open_embedded(path: str, schema: str) -> aiosqlite.Connection:
-    """A connection in autocommit mode with `schema` applied (idempotent DDL) and named rows."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    conn = await aiosqlite.connect(path, isolation_level=None, timeout=30)
-    conn.row_factory = aiosqlite.Row
-    # As the session store does on the same file: WAL, and wait for other writers' locks.
-    await conn.execute("PRAGMA journal_mode=WAL")
-    await conn.execute("PRAGMA busy_timeout=30000")
-    await conn.executescript(schema)
-    return conn
+from confidant.sqlite import open_sqlite
 
 
 class EmbeddedTables:
-    """Base of a component keeping its own tables in the embedded file (schema `SCHEMA`)."""
+    """One connection per component, opened on first use with the component's `SCHEMA`."""
 
     SCHEMA = ""
 
@@ -32,7 +21,9 @@ class EmbeddedTables:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            self._conn = await open_embedded(self.path, self.SCHEMA)
+            conn = await open_sqlite(self.path, self.SCHEMA)
+            conn.row_factory = aiosqlite.Row
+            self._conn = conn
         return self._conn
 
     async def close(self) -> None:

@@ -18,12 +18,17 @@ from typing import Any, ClassVar
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
-from agents.offline.scripts import ScriptedTurn, script_for
+from agents.offline.scripted import ScriptedTurn, ScriptPlanner
+from agents.offline.scripted import instruction_text as _instruction_text
+from agents.offline.taskflow_model import plan_taskflow_turn
 from agents.onemind.prompts import LANGUAGE_MARKER, STAGE_MARKER
 from agents.onemind.stages import Stage, parse_stage
 from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, STATUS_ERROR
 
 DEFAULT_MODEL_NAME = "offline-onemind"
+# Apps' scripts, each selected by its own marker in the instruction (None when not its agent);
+# a request no script claims plays the onemind protocol.
+APP_SCRIPTS: tuple[ScriptPlanner, ...] = (plan_taskflow_turn,)
 STREAM_CHUNKS = 4
 WISDOM_QUERY_MESSAGES = 2
 
@@ -109,24 +114,6 @@ class _History:
     user_texts: list[str]  # the user's own messages, oldest first
     last_responses: list[types.FunctionResponse]  # set when the last content answers a call
     saved_crystal: bool
-
-
-def _instruction_text(config: types.GenerateContentConfig | None) -> str:
-    instruction = config.system_instruction if config else None
-    if instruction is None:
-        return ""
-    if isinstance(instruction, str):
-        return instruction
-    if isinstance(instruction, types.Content):
-        return "\n".join(part.text or "" for part in instruction.parts or [])
-    if isinstance(instruction, types.Part):
-        return instruction.text or ""
-    if isinstance(instruction, Sequence):
-        return "\n".join(
-            item if isinstance(item, str) else getattr(item, "text", "") or ""
-            for item in instruction
-        )
-    return ""
 
 
 def _is_context_quote(text: str) -> bool:
@@ -222,6 +209,15 @@ def plan_turn(llm_request: LlmRequest) -> ScriptedTurn:
     )
 
 
+def plan_scripted_turn(llm_request: LlmRequest) -> ScriptedTurn:
+    """The first app script that claims the request, else the onemind protocol."""
+    for planner in APP_SCRIPTS:
+        turn = planner(llm_request)
+        if turn is not None:
+            return turn
+    return plan_turn(llm_request)
+
+
 def _advance(target: Stage, summary: str) -> ScriptedTurn:
     return ScriptedTurn(
         call_name=ADVANCE_STAGE, call_args={"next_stage": target.value, "summary": summary}
@@ -298,11 +294,11 @@ class OfflineModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        planner = script_for(_instruction_text(llm_request.config)) or plan_turn
-        turn = planner(llm_request)
+        turn = plan_scripted_turn(llm_request)
         if turn.call_name is not None:
             # Function calls arrive whole, as one final response (as with Gemini's last chunk).
             call = types.Part.from_function_call(name=turn.call_name, args=turn.call_args)
+            # A text may lead the call (e.g. a question, then the pause that awaits its answer).
             lead = [types.Part(text=turn.text)] if turn.text else []
             yield LlmResponse(
                 content=types.Content(role="model", parts=[*lead, call]),

@@ -24,8 +24,7 @@ from typing import Any
 from google.adk.models import LlmRequest
 from google.genai import types
 
-from agents.offline.onemind_model import _instruction_text
-from agents.offline.scripts import ScriptedTurn, register_script
+from agents.offline.scripted import ScriptedTurn, instruction_text
 from agents.safety.plugin import LOCALE_STATE_KEY
 from agents.taskflow import prompts, state_keys
 from agents.taskflow.tools import (
@@ -41,7 +40,6 @@ from agents.taskflow.tools import (
     WRITE_TASK,
 )
 
-SCRIPT_NAME = "taskflow"
 CORRECTION_PREFIX = "Correction from the user"
 MIN_DESCRIPTION = 15
 MIN_DESCRIPTION_ZH = 6
@@ -393,10 +391,13 @@ def review(details: Mapping[str, Any], classification: Mapping[str, Any]) -> dic
     return {"verdict": "sound", "notes": "Clear scope; the priority fits the due date."}
 
 
-def plan_taskflow(llm_request: LlmRequest) -> ScriptedTurn:
-    instruction = _instruction_text(llm_request.config)
+def plan_taskflow_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
+    """The taskflow script's answer, or None when the request is not for a taskflow agent."""
+    instruction = instruction_text(llm_request.config)
     role_match = _ROLE_RE.search(instruction)
-    role = role_match.group(1) if role_match else prompts.ORCHESTRATOR
+    if role_match is None:
+        return None
+    role = role_match.group(1)
     state = _state(instruction)
     details = state.get(state_keys.DETAILS) or {}
     if role == prompts.CRITIC:
@@ -411,5 +412,3 @@ def plan_taskflow(llm_request: LlmRequest) -> ScriptedTurn:
         return plan_orchestrator(llm_request, state)
     return ScriptedTurn(text=json.dumps(answer, ensure_ascii=False))
 
-
-register_script(SCRIPT_NAME, plan_taskflow)

@@ -11,8 +11,6 @@ from agents.taskflow import state_keys
 
 ROLE_MARKER = "taskflow-role"
 STATE_MARKER = "taskflow-state"
-# The offline model picks its script from this line (agents/offline/scripts.py).
-SCRIPT_LINE = "offline-script: taskflow"
 
 ORCHESTRATOR = "orchestrator"
 CRITIC = "critic"
@@ -64,4 +62,5 @@ def state_block(state: Mapping[str, Any]) -> str:
 
 
 def render(role: str, body: str, state: Mapping[str, Any]) -> str:
-    return "\n".join([body, "", SCRIPT_LINE, f"{ROLE_MARKER}: {role}", state_block(state)])
+    # The role line also claims the request for the offline taskflow script.
+    return "\n".join([body, "", f"{ROLE_MARKER}: {role}", state_block(state)])
