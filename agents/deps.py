@@ -8,8 +8,10 @@ from typing import Any, Protocol
 
 from google.adk.models import BaseLlm
 
+from confidant.effects import EffectLedger
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
 from confidant.relationship.service import RelationshipService
+from confidant.tasks import TaskWriter
 
 
 class ModelResolver(Protocol):
@@ -22,6 +24,14 @@ class ModelResolver(Protocol):
 
 
 @dataclass(frozen=True)
+class TaskflowLimits:
+    """Loop limits of the taskflow app (settings)."""
+
+    max_detail_rounds: int = 4  # critic verdicts before an incomplete task is given up
+    max_classification_corrections: int = 2  # user corrections before the last one stands
+
+
+@dataclass(frozen=True)
 class AgentDeps:
     """Created once per process by the composition root; shared by every request's tree."""
 
@@ -30,6 +40,10 @@ class AgentDeps:
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
     models: ModelResolver | None = None  # models per agent role; None: `model` everywhere
     relationship: RelationshipService | None = None  # persons and self-profile (issue 9)
+    # taskflow (issue 12): the external task system, the exactly-once ledger, loop limits.
+    tasks: TaskWriter | None = None
+    effects: EffectLedger | None = None
+    taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from google.adk.plugins import BasePlugin
 from pydantic import BaseModel
 
 from agents.deps import AgentDeps, TurnContext
+from agents.human_loop import HumanLoop
 from agents.safety import CrisisGuardPlugin
 
 TreeBuilder = Callable[[AgentDeps, TurnContext], BaseAgent]
@@ -89,6 +90,9 @@ class AppSpec:
     options_model: type[BaseModel] | None = None
     plugins: PluginsBuilder | None = None  # plugins besides the crisis guard
     routes: tuple[Route, ...] = ()
+    # Pauses for a human (long-running calls): their stream parts and how a request answers
+    # them (agents/human_loop.py). None: the app never pauses.
+    human_loop: HumanLoop | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     # Optional per-turn step before the tree is built (see BeforeRunHook / TurnPrelude).
     before_run: BeforeRunHook | None = None

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from pathlib import Path
 
+from google.adk.artifacts import BaseArtifactService
 from google.adk.models import BaseLlm
 
-from agents.deps import AgentDeps
+from agents.deps import AgentDeps, TaskflowLimits
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
+from confidant.effects import EffectLedger
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.relationship.context import (
     PERSON,
@@ -23,6 +26,7 @@ from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
 from confidant.settings import Settings
+from confidant.tasks import TaskWriter
 from confidant.warmup import warm_up
 
 
@@ -35,9 +39,26 @@ class Runtime:
     identity: IdentityVerifier
     jobs: JobBus
     relationship: RelationshipService | None = None  # persons, self-profile, proposals
+    artifacts: BaseArtifactService | None = None
+
+    async def erase_user(self, user_id: str) -> int:
+        """Everything the user owns: artifacts, effect records, then sessions and the rest."""
+        removed = 0
+        if self.artifacts is not None:
+            from confidant.artifacts import erase_user_artifacts
+
+            removed += await erase_user_artifacts(self.artifacts, self.store, user_id)
+        if self.chat.deps.effects is not None:
+            removed += await self.chat.deps.effects.delete_user(user_id)
+        if self.relationship is not None:  # its own table in the embedded store
+            removed += await self.relationship.store.delete_user(user_id)
+        return removed + await self.store.delete_user(user_id)
 
     async def close(self) -> None:
         await self.jobs.close()
+        for closable in (self.chat.deps.tasks, self.chat.deps.effects):
+            if closable is not None:
+                await closable.close()
         await self.store.close()
         if self.relationship is not None:
             await self.relationship.store.close()
@@ -110,6 +131,57 @@ def _embedder(settings: Settings) -> Embedder:
     return HashedEmbedder()
 
 
+# taskflow (issue 12)
+def _tasks(settings: Settings) -> TaskWriter:
+    if settings.tasks == "notion":
+        from confidant.tasks.notion import NotionTaskWriter
+
+        assert settings.notion_token and settings.notion_database_id  # checked by Settings
+        return NotionTaskWriter(
+            token=settings.notion_token,
+            database_id=settings.notion_database_id,
+            base_url=settings.notion_base_url,
+            version=settings.notion_version,
+            max_attempts=settings.notion_max_attempts,
+        )
+    from confidant.tasks.local import LocalTaskWriter
+
+    return LocalTaskWriter(settings.sqlite_path)
+
+
+def _effects(settings: Settings, store: SessionStore) -> EffectLedger:
+    """The exactly-once ledger lives beside the sessions (same database, own records)."""
+    if settings.store == "firestore":
+        from confidant.effects.firestore_ledger import FirestoreEffectLedger
+        from confidant.sessions.firestore_store import FirestoreSessionStore
+
+        assert isinstance(store, FirestoreSessionStore)
+        return FirestoreEffectLedger(store.client)  # the process's one Firestore client
+    from confidant.effects.sqlite_ledger import SqliteEffectLedger
+
+    return SqliteEffectLedger(settings.sqlite_path)
+
+
+def _artifacts(settings: Settings) -> BaseArtifactService | None:
+    """ADK's own artifact services: Cloud Storage, or files beside the embedded store."""
+    kind = settings.artifacts
+    if kind == "auto":
+        local = "local" if settings.store == "sqlite" else "none"
+        kind = "gcs" if settings.artifacts_bucket else local
+    if kind == "gcs":
+        from google.adk.artifacts import GcsArtifactService
+
+        assert settings.artifacts_bucket  # checked by Settings
+        # One storage client per process (the service holds it); ADK runs its calls in threads.
+        return GcsArtifactService(settings.artifacts_bucket, project=settings.project_id)
+    if kind == "none":
+        return None
+    from google.adk.artifacts import FileArtifactService
+
+    root = settings.artifacts_dir or str(Path(settings.sqlite_path).parent / "artifacts")
+    return FileArtifactService(root)
+
+
 def _context_sources(
     settings: Settings, store: SessionStore, relationship: RelationshipService
 ) -> dict[str, ContextSource]:
@@ -145,9 +217,17 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         relationship=relationship,
+        tasks=_tasks(settings),
+        effects=_effects(settings, store),
+        taskflow_limits=TaskflowLimits(
+            max_detail_rounds=settings.taskflow_max_detail_rounds,
+            max_classification_corrections=settings.taskflow_max_classification_corrections,
+        ),
     )
+    artifacts = _artifacts(settings)
     chat = ChatService(
         sessions=sessions,
+        artifacts=artifacts,
         store=store,
         deps=deps,
         jobs=jobs,
@@ -158,7 +238,9 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         ),
         context_sources=_context_sources(settings, store, relationship),
     )
-    return Runtime(settings, store, sessions, chat, _identity(settings), jobs, relationship)
+    return Runtime(
+        settings, store, sessions, chat, _identity(settings), jobs, relationship, artifacts
+    )
 
 
 _runtime: Runtime | None = None

@@ -107,6 +107,21 @@ class Settings(BaseSettings):
     trace_content: bool = False  # put prompts and replies in ADK's spans (they leave the process)
     log_format: Literal["text", "json"] = "text"  # json = Cloud Logging structured lines
     log_level: str = "INFO"
+    # taskflow (issue 12): the task system it writes to, and its loop limits.
+    tasks: Literal["local", "notion"] = "local"
+    notion_token: str | None = None  # Secret Manager → env in the cloud
+    notion_database_id: str | None = None
+    notion_base_url: str = "https://api.notion.com"
+    notion_version: str = "2022-06-28"
+    notion_max_attempts: int = 4  # per request, 429s included (honouring Retry-After)
+    taskflow_max_detail_rounds: int = 4
+    taskflow_max_classification_corrections: int = 2
+    # Artifacts (issue 12): files the agents save (taskflow's final task), per session.
+    # auto = Cloud Storage when a bucket is set, else local files beside the embedded store
+    # (none with Firestore and no bucket: an instance's disk is not storage).
+    artifacts: Literal["auto", "local", "gcs", "none"] = "auto"
+    artifacts_dir: str | None = None  # default: `artifacts/` next to the SQLite file
+    artifacts_bucket: str | None = None
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
@@ -119,6 +134,13 @@ class Settings(BaseSettings):
                 f"(store={self.store}, jobs={self.jobs}, K_SERVICE={self.k_service}). "
                 "Set CONFIDANT_AUTH=firebase."
             )
+        if self.tasks == "notion" and not (self.notion_token and self.notion_database_id):
+            raise ConfigurationError(
+                "CONFIDANT_TASKS=notion needs CONFIDANT_NOTION_TOKEN and "
+                "CONFIDANT_NOTION_DATABASE_ID"
+            )
+        if self.artifacts == "gcs" and not self.artifacts_bucket:
+            raise ConfigurationError("CONFIDANT_ARTIFACTS=gcs needs CONFIDANT_ARTIFACTS_BUCKET")
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
         return self

@@ -21,6 +21,7 @@ from google.genai import types
 from agents.offline.relationship_model import plan_relationship_turn
 from agents.offline.scripted import ScriptedTurn, ScriptPlanner
 from agents.offline.scripted import instruction_text as _instruction_text
+from agents.offline.taskflow_model import plan_taskflow_turn
 from agents.onemind.prompts import LANGUAGE_MARKER, STAGE_MARKER
 from agents.onemind.stages import Stage, parse_stage
 from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, STATUS_ERROR
@@ -28,7 +29,7 @@ from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, S
 DEFAULT_MODEL_NAME = "offline-onemind"
 # Apps' scripts, each selected by its own marker in the instruction (None when not its agent);
 # a request no script claims plays the onemind protocol.
-APP_SCRIPTS: tuple[ScriptPlanner, ...] = (plan_relationship_turn,)
+APP_SCRIPTS: tuple[ScriptPlanner, ...] = (plan_relationship_turn, plan_taskflow_turn)
 STREAM_CHUNKS = 4
 WISDOM_QUERY_MESSAGES = 2
 
@@ -298,8 +299,10 @@ class OfflineModel(BaseLlm):
         if turn.call_name is not None:
             # Function calls arrive whole, as one final response (as with Gemini's last chunk).
             call = types.Part.from_function_call(name=turn.call_name, args=turn.call_args)
+            # A text may lead the call (e.g. a question, then the pause that awaits its answer).
+            lead = [types.Part(text=turn.text)] if turn.text else []
             yield LlmResponse(
-                content=types.Content(role="model", parts=[call]),
+                content=types.Content(role="model", parts=[*lead, call]),
                 finish_reason=types.FinishReason.STOP,
                 usage_metadata=_usage(llm_request, str(turn.call_args)),
                 model_version=self.model,

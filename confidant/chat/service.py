@@ -19,6 +19,7 @@ from typing import Any
 
 from google.adk import Runner
 from google.adk.agents.run_config import RunConfig, StreamingMode
+from google.adk.artifacts import BaseArtifactService
 from google.adk.events import Event
 from google.genai import types
 from opentelemetry import trace
@@ -36,6 +37,7 @@ from confidant.chat.context import (
     RecentMemoriesSource,
     load_context,
 )
+from confidant.chat.human_loop import pause_parts, resume_message
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
@@ -78,6 +80,8 @@ class TurnResult:
     retries: list[dict[str, Any]] = field(default_factory=list)
     # The app's data parts by name (AppSpec.before_run): returned as top-level JSON fields.
     data: dict[str, Any] = field(default_factory=dict)
+    # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
+    pauses: list[dict[str, Any]] = field(default_factory=list)
     error: ConfidantError | None = None
 
 
@@ -91,8 +95,10 @@ class ChatService:
         jobs: JobBus,
         policy: TurnPolicy,
         context_sources: Mapping[str, ContextSource] | None = None,
+        artifacts: BaseArtifactService | None = None,
     ) -> None:
         self.sessions = sessions
+        self.artifacts = artifacts
         self.store = store
         self.deps = deps
         self.jobs = jobs
@@ -169,6 +175,11 @@ class ChatService:
             options=options,
             loaded=loaded,
         )
+        try:
+            message = resume_message(spec, context, leased.session)
+        except BadRequestError:
+            await self.sessions.release(leased)
+            raise
         prelude = TurnPrelude()
         if spec.before_run is not None:
             try:
@@ -177,7 +188,7 @@ class ChatService:
                 await self.sessions.release(leased)
                 raise
             context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
-        return PreparedTurn(self, leased, request, context, spec, prelude)
+        return PreparedTurn(self, leased, request, context, spec, prelude, message)
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -205,8 +216,11 @@ class PreparedTurn:
         context: TurnContext,
         spec: AppSpec,
         prelude: TurnPrelude | None = None,
+        message: types.Content | None = None,
     ) -> None:
         self._service = service
+        # The run's new message: the user's text, or the answer that resumes a paused run.
+        self._message = message or types.UserContent(request.message)
         self._turn = turn
         self._request = request
         self._context = context
@@ -259,6 +273,7 @@ class PreparedTurn:
                         await self._run(emit, translator)
                     for part in translator.finish():
                         emit(part)
+                    pauses = pause_parts(self._spec, turn.session)
                     jobs = self._jobs()
                     with tracer.start_as_current_span("confidant.commit"):
                         await turn.commit(jobs=jobs)
@@ -271,6 +286,9 @@ class PreparedTurn:
                     emit(from_error(self, translator, failure))
                     return
             self.result.text = translator.reply
+            self.result.pauses = pauses
+            for part in pauses:  # announced once the paused run is safely stored
+                emit(part)
             await self._publish(jobs)
             emit({"type": "finish"})
         finally:
@@ -284,6 +302,7 @@ class PreparedTurn:
             app=app,
             session_service=service.sessions,
             memory_service=TurnMemoryService(service.store),
+            artifact_service=service.artifacts,
         )
 
         def on_retry(notice: RetryNotice) -> None:
@@ -294,7 +313,7 @@ class PreparedTurn:
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
                 session_id=turn.key.session_id,
-                new_message=types.UserContent(self._request.message),
+                new_message=self._message,
                 state_delta={LOCALE_STATE_KEY: self._request.locale},
                 run_config=RunConfig(streaming_mode=StreamingMode.SSE),
             ):

@@ -31,6 +31,7 @@ from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
+from confidant.http.artifacts import ARTIFACT_PATH, artifact_response
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -91,14 +92,16 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return await _list_sessions(request, runtime, user_id)
         if path == "/v1/me":
             _allow(method, "DELETE")
-            removed = await runtime.store.delete_user(user_id)
-            if runtime.relationship is not None:  # its own table in the embedded store
-                removed += await runtime.relationship.store.delete_user(user_id)
+            removed = await runtime.erase_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
         app_route = _app_route(method, path)
         if app_route is not None:
             route, found = app_route
             return await route.handler(request, runtime, user_id, found)
+        if found := ARTIFACT_PATH.match(path):
+            _allow(method, "GET")
+            key = _session_key(request, runtime, user_id, found.group(1))
+            return await artifact_response(request, runtime, key, found.group(2))
         match = _SESSION_PATH.match(path)
         if match:
             key = _session_key(request, runtime, user_id, match.group(1))
@@ -215,6 +218,7 @@ async def chat_reply(
                 "tool_calls": result.tool_calls,
                 "progress": result.progress,
                 "retries": result.retries,
+                "pauses": result.pauses,
             }
         )
 

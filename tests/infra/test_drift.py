@@ -74,6 +74,15 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "langfuse_secret_key": "as langfuse_host (it would go in local.secret_env)",
     "trace_content": "message text stays out of traces unless an operator opts in",
     "log_level": "INFO is right for Cloud Logging; extra_env overrides",
+    "notion_token": "a secret: cloud_run.tf gives it to the chat service only (from the "
+    "notion_token secret) when a Notion database is configured",
+    "notion_base_url": "Notion's public API; only tests point it at a local server",
+    "notion_version": "the Notion-Version the client is written against",
+    "notion_max_attempts": "tuned for Notion's documented rate limits; extra_env overrides",
+    "taskflow_max_detail_rounds": "product default loop limit; extra_env overrides",
+    "taskflow_max_classification_corrections": "as taskflow_max_detail_rounds",
+    "artifacts": "auto picks Cloud Storage because CONFIDANT_ARTIFACTS_BUCKET is set",
+    "artifacts_dir": "local artifact files are for the embedded default only",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",
@@ -221,6 +230,10 @@ def env_value(expression: str) -> str:
         return (
             "p" if default is None else str(default).lower() if default is False else str(default)
         )
+    conditional = re.fullmatch(r'\$?\{?var\.(\w+) == null \? (".*?") : (".*?")\}?', text)
+    if conditional:  # `var.x == null ? "a" : "b"` with x's default
+        unset = tf.variable_default(tf.MODULE, conditional.group(1)) is None
+        return str(tf.literal(conditional.group(2 if unset else 3)))
     return "p"  # any other expression (project ids, resource names): a placeholder string
 
 

@@ -14,6 +14,7 @@ locals {
     "pubsub.googleapis.com",
     "run.googleapis.com",
     "secretmanager.googleapis.com",
+    "storage.googleapis.com",
     ], var.use_vertex ? ["aiplatform.googleapis.com"] : ["generativelanguage.googleapis.com"]
   ))
 }

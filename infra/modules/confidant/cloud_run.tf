@@ -23,9 +23,13 @@ locals {
       CONFIDANT_TRACE_EXPORTER      = "cloudtrace"
       CONFIDANT_LOG_FORMAT          = "json"
       GOOGLE_CLOUD_PROJECT          = var.project_id
+      # taskflow (issue 12): Notion as the task system when a database is configured; artifacts.
+      CONFIDANT_TASKS            = var.notion_database_id == null ? "local" : "notion"
+      CONFIDANT_ARTIFACTS_BUCKET = google_storage_bucket.artifacts.name
     },
     # Vertex AI: the service account's identity, no key to keep; else the Gemini API key below.
     var.use_vertex ? { GOOGLE_GENAI_USE_VERTEXAI = "true", GOOGLE_CLOUD_LOCATION = var.vertex_location } : {},
+    var.notion_database_id == null ? {} : { CONFIDANT_NOTION_DATABASE_ID = var.notion_database_id },
     var.extra_env,
   )
 
@@ -144,6 +148,20 @@ resource "google_cloud_run_v2_service" "service" {
         }
       }
 
+      # taskflow (issue 12): only the chat service writes tasks, so only it reads the token.
+      dynamic "env" {
+        for_each = each.key == "chat" ? google_secret_manager_secret.notion_token : []
+        content {
+          name = "CONFIDANT_NOTION_TOKEN"
+          value_source {
+            secret_key_ref {
+              secret  = env.value.secret_id
+              version = "latest"
+            }
+          }
+        }
+      }
+
       # /healthz builds the runtime and runs the warm-up turn, so traffic arrives warm.
       dynamic "startup_probe" {
         for_each = each.value.health_check ? [1] : []
@@ -169,5 +187,6 @@ resource "google_cloud_run_v2_service" "service" {
   depends_on = [
     google_project_service.this,
     google_secret_manager_secret_iam_member.workload_reads,
+    google_secret_manager_secret_iam_member.chat_reads_notion_token,
   ]
 }

@@ -119,3 +119,13 @@ resource "google_service_account_iam_member" "deployer_acts_as_workload" {
   role               = "roles/iam.serviceAccountUser"
   member             = var.deployer_member
 }
+
+# taskflow (issue 12): only the chat service writes tasks to Notion.
+resource "google_secret_manager_secret_iam_member" "chat_reads_notion_token" {
+  count = var.notion_database_id == null ? 0 : 1
+
+  project   = var.project_id
+  secret_id = google_secret_manager_secret.notion_token[0].secret_id
+  role      = "roles/secretmanager.secretAccessor"
+  member    = "serviceAccount:${google_service_account.workload["chat"].email}"
+}

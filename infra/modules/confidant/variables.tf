@@ -276,3 +276,23 @@ variable "labels" {
   type    = map(string)
   default = {}
 }
+
+# --- taskflow (issue 12) ----------------------------------------------------------------------
+
+variable "notion_database_id" {
+  description = "Notion database taskflow writes tasks to; null keeps tasks in the embedded writer (no Notion)."
+  type        = string
+  default     = null
+}
+
+variable "notion_token_secret_id" {
+  description = "Secret Manager secret holding the Notion integration token (versions added out of band)."
+  type        = string
+  default     = "confidant-notion-token"
+}
+
+variable "artifacts_bucket" {
+  description = "Cloud Storage bucket for agent artifacts; null names it <project>-<prefix>-artifacts."
+  type        = string
+  default     = null
+}

@@ -1,0 +1,46 @@
+"""The chat service's two hooks for apps that pause for a human (AppSpec.human_loop).
+
+Kept in one module so a later, unified "tool emits a data part" mechanism can absorb it.
+
+* `resume_message`: before the run, the app turns the request (body options, message) into
+  the function responses that resume a paused run; an answer that fits nothing pending is a
+  400, checked before anything is streamed.
+* `pause_parts`: after the run, each call still pending becomes the app's data part
+  (e.g. `data-human-input-needed`), so the client knows what the run waits for.
+"""
+
+from __future__ import annotations
+
+from google.adk.sessions import Session
+from google.genai import types
+
+from agents.deps import TurnContext
+from agents.human_loop import HumanLoopError, pending_calls
+from agents.human_loop import resume_message as _content
+from agents.registry import AppSpec
+from confidant.errors import BadRequestError
+from confidant.streaming.ui_stream import UIPart, data_part
+
+
+def resume_message(spec: AppSpec, turn: TurnContext, session: Session) -> types.Content | None:
+    """The message that resumes the session's paused run, or None for an ordinary message."""
+    if spec.human_loop is None:
+        return None
+    try:
+        responses = spec.human_loop.answer(turn, pending_calls(session.events))
+    except HumanLoopError as exc:
+        raise BadRequestError(str(exc)) from None
+    return _content(responses) if responses else None
+
+
+def pause_parts(spec: AppSpec, session: Session) -> list[UIPart]:
+    """Data parts for the calls the run is left waiting on."""
+    if spec.human_loop is None:
+        return []
+    parts = []
+    for call in pending_calls(session.events):
+        announced = spec.human_loop.part(call, session.state)
+        if announced is not None:
+            name, data = announced
+            parts.append(data_part(name, data))
+    return parts

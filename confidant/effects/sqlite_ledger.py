@@ -1,0 +1,76 @@
+"""The effect ledger in the embedded SQLite file (local runs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiosqlite
+
+from confidant.effects.ledger import EffectRecord, EffectState
+from confidant.embedded_db import EmbeddedTables
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS effects (
+  user_id TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, attempts INTEGER NOT NULL,
+  result TEXT, updated_at REAL NOT NULL, PRIMARY KEY (user_id, key));
+"""
+
+
+class SqliteEffectLedger(EmbeddedTables):
+    SCHEMA = _SCHEMA
+
+    @staticmethod
+    def _record(row: aiosqlite.Row) -> EffectRecord:
+        return EffectRecord(
+            key=row["key"],
+            state=EffectState(row["state"]),
+            attempts=row["attempts"],
+            result=json.loads(row["result"]) if row["result"] else None,
+            updated_at=row["updated_at"],
+        )
+
+    async def begin(self, user_id: str, key: str, *, now: float) -> EffectRecord:
+        async with self._lock:
+            conn = await self._connection()
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                await conn.execute(
+                    "INSERT INTO effects VALUES (?, ?, 'pending', 1, NULL, ?) "
+                    "ON CONFLICT (user_id, key) DO UPDATE SET attempts = attempts + 1, "
+                    "updated_at = excluded.updated_at WHERE state = 'pending'",
+                    (user_id, key, now),
+                )
+                cursor = await conn.execute(
+                    "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
+                )
+                row = await cursor.fetchone()
+                await conn.execute("COMMIT")
+            except BaseException:
+                await conn.execute("ROLLBACK")
+                raise
+        assert row is not None
+        return self._record(row)
+
+    async def finish(self, user_id: str, key: str, result: dict[str, Any], *, now: float) -> None:
+        async with self._lock:
+            conn = await self._connection()
+            await conn.execute(
+                "UPDATE effects SET state = 'done', result = ?, updated_at = ? "
+                "WHERE user_id = ? AND key = ?",
+                (json.dumps(result), now, user_id, key),
+            )
+
+    async def get(self, user_id: str, key: str) -> EffectRecord | None:
+        conn = await self._connection()
+        cursor = await conn.execute(
+            "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
+        )
+        row = await cursor.fetchone()
+        return None if row is None else self._record(row)
+
+    async def delete_user(self, user_id: str) -> int:
+        async with self._lock:
+            conn = await self._connection()
+            cursor = await conn.execute("DELETE FROM effects WHERE user_id = ?", (user_id,))
+        return max(cursor.rowcount, 0)
