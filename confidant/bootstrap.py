@@ -3,19 +3,37 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from dataclasses import dataclass
 
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps
-from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
+from confidant.chat.context import (
+    EMOTIONS,
+    MEMORIES,
+    MEMORY_HITS,
+    SUMMARY,
+    ContextSource,
+    EmotionsSource,
+    MemoryHitsSource,
+    RecentMemoriesSource,
+    SummarySource,
+)
+from confidant.chat.memory import TurnMemoryService
 from confidant.chat.service import ChatService, TurnPolicy
+from confidant.jobs import InProcessJobBus
+from confidant.jobs.extractor import Extractor
+from confidant.jobs.service import JobDeps, JobService
+from confidant.jobs.store import JobStore
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
 from confidant.settings import Settings
 from confidant.warmup import warm_up
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,8 +44,36 @@ class Runtime:
     chat: ChatService
     identity: IdentityVerifier
     jobs: JobBus
+    job_store: JobStore
+    job_service: JobService
+    _sweeper: asyncio.Task[None] | None = None
+
+    async def sweep(self) -> dict[str, int]:
+        """Republish what the outbox still holds (the `sweep` target; the embedded loop)."""
+        s = self.settings
+        report = await self.job_service.sweep(
+            self.jobs, limit=s.sweep_limit, grace_s=s.sweep_grace_s,
+            max_sweeps=s.sweep_max_republish,
+        )
+        return {"republished": report.republished, "failed": report.failed}
+
+    def start_sweeper(self) -> None:
+        """Embedded default: sweep at start and then periodically, on the running loop."""
+        if self._sweeper is None and self.settings.sweep_interval_s > 0:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                logger.exception("the in-process outbox sweep failed")
+            await asyncio.sleep(self.settings.sweep_interval_s)
 
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.jobs.close()
         await self.store.close()
 
@@ -54,9 +100,11 @@ def _jobs(settings: Settings) -> JobBus:
     if settings.jobs == "pubsub":
         from confidant.jobs import PubSubJobBus
 
-        return PubSubJobBus(settings.project_id, settings.pubsub_topic_prefix)
-    from confidant.jobs import InProcessJobBus
-
+        return PubSubJobBus(
+            settings.project_id,
+            settings.pubsub_topic_prefix,
+            timeout_s=settings.job_publish_timeout_s,
+        )
     return InProcessJobBus()
 
 
@@ -85,22 +133,52 @@ def _embedder(settings: Settings) -> Embedder:
     return HashedEmbedder()
 
 
-def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
+def _job_store(store: SessionStore) -> JobStore:
+    from confidant.sessions.firestore_store import FirestoreSessionStore
+
+    if isinstance(store, FirestoreSessionStore):
+        from confidant.jobs.firestore_store import FirestoreJobStore
+
+        return FirestoreJobStore(store.client)
+    from confidant.jobs.sqlite_store import SqliteJobStore
+
+    return SqliteJobStore(store)  # type: ignore[arg-type]
+
+
+def _context_sources(
+    settings: Settings, store: SessionStore, job_store: JobStore, embedder: Embedder
+) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
-    return {MEMORIES: RecentMemoriesSource(store)}
+    return {
+        MEMORIES: RecentMemoriesSource(store),
+        SUMMARY: SummarySource(job_store),
+        EMOTIONS: EmotionsSource(job_store),
+        MEMORY_HITS: MemoryHitsSource(job_store, embedder),
+    }
 
 
-def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
-    """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
+def build_runtime(
+    settings: Settings, *, model: BaseLlm | None = None, job_model: BaseLlm | None = None
+) -> Runtime:
+    """Wire the process. `model` replaces the configured chat model (tests drive a scripted
+    model); the job extractors use `job_model`, else the configured model."""
     from confidant.models.factory import build_model
 
     store = _store(settings)
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
     embedder = _embedder(settings)
-    deps = AgentDeps(
-        model=model or build_model(settings), wisdom=_wisdom(settings), embedder=embedder
+    configured = build_model(settings) if model is None or job_model is None else None
+    deps = AgentDeps(model=model or configured, wisdom=_wisdom(settings), embedder=embedder)
+    job_store = _job_store(store)
+    job_service = JobService(
+        JobDeps(job_store, store, embedder, Extractor(job_model or configured)),
+        deadline_s=settings.job_deadline_s,
     )
+    if isinstance(jobs, InProcessJobBus):
+        # One job service, two transports: the embedded bus runs the same handlers.
+        for kind in job_service.kinds:
+            jobs.register(kind, job_service.run_for_bus)
     chat = ChatService(
         sessions=sessions,
         store=store,
@@ -111,9 +189,12 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
-        context_sources=_context_sources(settings, store),
+        context_sources=_context_sources(settings, store, job_store, embedder),
+        memory=TurnMemoryService(store, embedder=embedder, search=job_store),
     )
-    return Runtime(settings, store, sessions, chat, _identity(settings), jobs)
+    return Runtime(
+        settings, store, sessions, chat, _identity(settings), jobs, job_store, job_service
+    )
 
 
 _runtime: Runtime | None = None
@@ -128,5 +209,7 @@ async def get_runtime() -> Runtime:
             if _runtime is None:
                 runtime = build_runtime(Settings())
                 await warm_up(runtime.chat.deps, runtime.settings.default_app)
+                if runtime.settings.jobs == "inprocess":
+                    runtime.start_sweeper()
                 _runtime = runtime
     return _runtime

@@ -14,6 +14,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from google.adk import Runner
@@ -42,6 +43,7 @@ from confidant.errors import (
     StaleTurnError,
     TransientModelError,
 )
+from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.ports import JobBus, JobRecord
 from confidant.sessions.records import SessionKey
@@ -85,6 +87,7 @@ class ChatService:
         jobs: JobBus,
         policy: TurnPolicy,
         context_sources: Mapping[str, ContextSource] | None = None,
+        memory: TurnMemoryService | None = None,
     ) -> None:
         self.sessions = sessions
         self.store = store
@@ -94,6 +97,7 @@ class ChatService:
         self.context_sources: Mapping[str, ContextSource] = context_sources or {
             MEMORIES: RecentMemoriesSource(store)
         }
+        self.memory = memory or TurnMemoryService(store)
 
     async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn:
         """Lease the session and load the turn's context; raises before anything is streamed."""
@@ -194,7 +198,7 @@ class PreparedTurn:
                     await self._run(emit, translator)
                     for part in translator.finish():
                         emit(part)
-                    jobs = self._jobs()
+                    jobs = self._jobs(translator.reply)
                     await turn.commit(jobs=jobs)
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
@@ -217,7 +221,7 @@ class PreparedTurn:
         runner = Runner(
             app=app,
             session_service=service.sessions,
-            memory_service=TurnMemoryService(service.store),
+            memory_service=service.memory,
         )
 
         def on_retry(notice: RetryNotice) -> None:
@@ -253,9 +257,35 @@ class PreparedTurn:
                 parts.append(data_part("protocol-progress", progress))
         return parts
 
-    def _jobs(self) -> list[JobRecord]:
-        # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.
-        return []
+    def _jobs(self, reply: str) -> list[JobRecord]:
+        """The post-turn jobs of the app's declared kinds, one per kind, keyed by
+        (session, turn, kind): the turn is the revision this commit writes."""
+        turn = self._turn
+        record = turn.loaded.record
+        revision = record.revision + 1
+        payload = {
+            "message": self._request.message,
+            "reply": reply,
+            "locale": self._request.locale,
+            "first_seq": record.next_seq,
+            "last_seq": record.next_seq + len(turn.events) - 1,
+            "options": dict(self._context.options),
+        }
+        now = datetime.now(UTC)
+        key = turn.key
+        return [
+            JobRecord(
+                job_id=job_id(key.user_id, key.app, key.session_id, revision, kind),
+                kind=kind,
+                user_id=key.user_id,
+                app=key.app,
+                session_id=key.session_id,
+                turn=revision,
+                payload=payload,
+                created_at=now,
+            )
+            for kind in self._spec.job_kinds
+        ]
 
     async def _publish(self, jobs: list[JobRecord]) -> None:
         """Publish exactly the jobs the commit wrote to the outbox."""

@@ -24,6 +24,7 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.async_batch import AsyncWriteBatch
 from google.cloud.firestore_v1.async_transaction import AsyncTransaction
+from google.cloud.firestore_v1.vector import Vector
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
@@ -49,10 +50,19 @@ CHUNKS = "chunks"
 MEMORIES = "memories"
 APP_STATES = "app_states"
 JOBS = "jobs"
+EMOTIONS = "emotions"  # users/{uid}/emotions/{job_id}: snapshots written by emotion jobs
+JOB_FAILURES = "job_failures"  # poison job deliveries kept for inspection
 # Outbox records are idempotency keys for their jobs; Firestore's TTL policy drops them after this.
 JOB_RECORD_TTL = timedelta(days=7)
 # begin_turn re-reads and retries when another writer slips in between its read and its write.
 _LEASE_ATTEMPTS = 5
+
+
+def memory_document(record: MemoryRecord) -> dict[str, Any]:
+    """A memory as stored: its embedding a Firestore Vector, so vector search can rank it."""
+    doc = codec.memory_to_row(record)
+    doc["embedding"] = None if record.embedding is None else Vector(record.embedding)
+    return doc
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -280,7 +290,7 @@ class FirestoreSessionStore:
         for memory in write.memories:
             writer.set(
                 self._user(memory.user_id).collection(MEMORIES).document(memory.id),
-                codec.memory_to_row(memory),
+                memory_document(memory),
             )
         for job in write.jobs:
             row = codec.job_to_row(job) | {"expire_at": job.created_at + JOB_RECORD_TTL}
@@ -375,14 +385,16 @@ class FirestoreSessionStore:
         snap = await ref.get()
         if not snap.exists:
             return False
-        await self.client.recursive_delete(ref)
-        async for job in (
+        await self.client.recursive_delete(ref)  # with its chunks and rolling summary
+        by_session = firestore.FieldFilter("session_id", "==", key.session_id)
+        for query in (
             self.client.collection(JOBS)
             .where(filter=firestore.FieldFilter("user_id", "==", key.user_id))
-            .where(filter=firestore.FieldFilter("session_id", "==", key.session_id))
-            .stream()
+            .where(filter=by_session),
+            self._user(key.user_id).collection(EMOTIONS).where(filter=by_session),
         ):
-            await job.reference.delete()
+            async for doc in query.stream():
+                await doc.reference.delete()
         return True
 
     async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:
@@ -393,7 +405,7 @@ class FirestoreSessionStore:
         for record in records:
             batch.set(
                 self._user(record.user_id).collection(MEMORIES).document(record.id),
-                codec.memory_to_row(record),
+                memory_document(record),
             )
         await batch.commit()
 
@@ -415,13 +427,11 @@ class FirestoreSessionStore:
 
     async def delete_user(self, user_id: str) -> int:
         removed = await self.client.recursive_delete(self._user(user_id))
-        async for job in (
-            self.client.collection(JOBS)
-            .where(filter=firestore.FieldFilter("user_id", "==", user_id))
-            .stream()
-        ):
-            await job.reference.delete()
-            removed += 1
+        owned = firestore.FieldFilter("user_id", "==", user_id)
+        for collection in (JOBS, JOB_FAILURES):
+            async for doc in self.client.collection(collection).where(filter=owned).stream():
+                await doc.reference.delete()
+                removed += 1
         return removed
 
     async def close(self) -> None:
