@@ -159,8 +159,9 @@ def summary(parts: dict[str, str]) -> str:
 def facts(message: str) -> list[str]:
     found = [s.rstrip(".!?") for s in _sentences(message) if _FACT_RE.match(s)]
     found += [m.group(0) for m in _ZH_FACT_RE.finditer(message)]
-    return list(dict.fromkeys(" ".join(f.split()) for f in found if len(f.split()) > 1 or
-                              not f.isascii()))
+    return list(
+        dict.fromkeys(" ".join(f.split()) for f in found if len(f.split()) > 1 or not f.isascii())
+    )
 
 
 def subject(fact: str) -> str:

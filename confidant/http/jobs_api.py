@@ -21,8 +21,9 @@ async def handle_push(request: Request, runtime: Runtime) -> Response:
     if request.url.path.rstrip("/") == "/healthz":
         return JSONResponse({"status": "ok"})
     if request.method != "POST":
-        return JSONResponse({"error": {"code": "method_not_allowed", "message": "use POST"}},
-                            status_code=405)
+        return JSONResponse(
+            {"error": {"code": "method_not_allowed", "message": "use POST"}}, status_code=405
+        )
     body = await request.body()
     outcome = await runtime.job_service.handle_push(body[:MAX_PUSH_BYTES])
     return JSONResponse(outcome_json(outcome), status_code=200 if outcome.acknowledged else 503)
@@ -32,6 +33,7 @@ async def handle_sweep(request: Request, runtime: Runtime) -> JSONResponse:
     if request.url.path.rstrip("/") == "/healthz":
         return JSONResponse({"status": "ok"})
     if request.method != "POST":
-        return JSONResponse({"error": {"code": "method_not_allowed", "message": "use POST"}},
-                            status_code=405)
+        return JSONResponse(
+            {"error": {"code": "method_not_allowed", "message": "use POST"}}, status_code=405
+        )
     return JSONResponse(await runtime.sweep())

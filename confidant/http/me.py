@@ -55,9 +55,7 @@ async def handle(request: Request, runtime: Runtime, user_id: str, path: str) ->
     if path == "/v1/me/memories":
         _allow(method, "GET")
         app = request.query_params.get("app") or None
-        records = await runtime.store.list_memories(
-            user_id, app=app, limit=_limit(request, 50)
-        )
+        records = await runtime.store.list_memories(user_id, app=app, limit=_limit(request, 50))
         return JSONResponse({"memories": [memory_json(r) for r in records]})
     found = _MEMORY_PATH.match(path)
     if found:

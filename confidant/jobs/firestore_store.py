@@ -70,8 +70,11 @@ class FirestoreJobStore:
 
     def _session(self, user_id: str, app: str, session_id: str) -> firestore.AsyncDocumentReference:
         return (
-            self._user(user_id).collection(APPS).document(app)
-            .collection(SESSIONS).document(session_id)
+            self._user(user_id)
+            .collection(APPS)
+            .document(app)
+            .collection(SESSIONS)
+            .document(session_id)
         )
 
     def _summary(self, user_id: str, app: str, session_id: str) -> firestore.AsyncDocumentReference:
@@ -102,8 +105,11 @@ class FirestoreJobStore:
                 self._put_mark(transaction, job, JobOutcome.GONE, "session gone", now)
                 return JobOutcome.GONE
             stored = snaps.get(summary_ref.path)
-            if summaries and stored is not None and stored.exists and (
-                stored.get("covers_seq") >= max(op.covers_seq for op in summaries)
+            if (
+                summaries
+                and stored is not None
+                and stored.exists
+                and (stored.get("covers_seq") >= max(op.covers_seq for op in summaries))
             ):
                 self._put_mark(transaction, job, JobOutcome.STALE, "summary is newer", now)
                 return JobOutcome.STALE
@@ -124,14 +130,17 @@ class FirestoreJobStore:
         if isinstance(op, PutSummary):
             transaction.set(
                 summary_ref,
-                {"text": op.text, "covers_seq": op.covers_seq, "turn": op.turn,
-                 "updated_at": job.created_at.timestamp()},
+                {
+                    "text": op.text,
+                    "covers_seq": op.covers_seq,
+                    "turn": op.turn,
+                    "updated_at": job.created_at.timestamp(),
+                },
             )
         elif isinstance(op, PutRecord):
             transaction.set(
                 self._user(job.user_id).collection(op.collection).document(op.id),
-                op.data | {"app": op.app, "session_id": op.session_id,
-                           "created_at": op.created_at},
+                op.data | {"app": op.app, "session_id": op.session_id, "created_at": op.created_at},
             )
         elif isinstance(op, PutMemory):
             transaction.set(
@@ -168,14 +177,21 @@ class FirestoreJobStore:
     ) -> None:
         received = datetime.fromtimestamp(now, tz=UTC)
         await self.client.collection(JOB_FAILURES).add(
-            {"reason": reason, "body": body, "user_id": user_id, "received_at": now,
-             "expire_at": received + FAILURE_TTL}
+            {
+                "reason": reason,
+                "body": body,
+                "user_id": user_id,
+                "received_at": now,
+                "expire_at": received + FAILURE_TTL,
+            }
         )
 
     async def failures(self, limit: int = 50) -> list[dict[str, Any]]:
-        query = self.client.collection(JOB_FAILURES).order_by(
-            "received_at", direction=firestore.Query.DESCENDING
-        ).limit(limit)
+        query = (
+            self.client.collection(JOB_FAILURES)
+            .order_by("received_at", direction=firestore.Query.DESCENDING)
+            .limit(limit)
+        )
         return [snap.to_dict() async for snap in query.stream()]
 
     async def due_jobs(self, *, created_before: float, limit: int) -> list[JobRecord]:

@@ -136,7 +136,8 @@ async def summary_job(job: JobRecord, deps: JobDeps) -> JobEffect:
     if covered >= last_seq:
         raise StaleJobError(f"the summary already covers seq {covered} (this job: {last_seq})")
     page = await deps.sessions.read_events(  # NotFoundError → GONE
-        SessionKey(job.user_id, job.app, job.session_id), after_seq=covered,
+        SessionKey(job.user_id, job.app, job.session_id),
+        after_seq=covered,
         limit=MAX_SUMMARY_EVENTS,
     )
     events = [e for e in page.events if e["seq"] <= last_seq]
@@ -173,9 +174,7 @@ class MemoryPlan(BaseModel):
 async def memory_job(job: JobRecord, deps: JobDeps) -> JobEffect:
     message = _text(job, "message")
     [query] = await deps.embedder.embed([message], task="query")
-    similar = await deps.store.search_memories(
-        job.user_id, query, app=None, limit=SIMILAR_MEMORIES
-    )
+    similar = await deps.store.search_memories(job.user_id, query, app=None, limit=SIMILAR_MEMORIES)
     # Only extracted facts may be changed; crystals and other kinds are offered as context.
     facts = {m.id: m for m in similar if m.kind == FACT_KIND}
     request = "\n\n".join(
@@ -207,8 +206,10 @@ async def _memory_effect(
             old = facts[op.id]
             writes.append(
                 old.model_copy(
-                    update={"text": text, "data": old.data | {"updated_at": now.isoformat(),
-                                                            "previous": old.text}}
+                    update={
+                        "text": text,
+                        "data": old.data | {"updated_at": now.isoformat(), "previous": old.text},
+                    }
                 )
             )
         elif op.op == "add" and text:

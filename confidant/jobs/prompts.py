@@ -41,12 +41,13 @@ insights, commitments) and dropping small talk. Return {{"summary": str}}. {JSON
 MEMORY_INSTRUCTION = f"""\
 You maintain long-term memories about a user: durable facts (who they are, what they have,
 their circumstances, preferences and goals), never passing moods or the assistant's words.
-Read {USER_MESSAGE} and compare the facts it states with {EXISTING_MEMORIES} (each "- [id] text").
-Return {{"operations": [{{"op": "add" | "update" | "delete", "id": str | null,
-"text": str | null}}]}}: "add" a new fact (text, no id); "update" an existing memory the message changes (its id, the
-new text); "delete" an existing memory the message contradicts or retracts (its id). Facts are
-short sentences in the user's language, written in the first person as the user said them.
-Return an empty list when the message states no durable fact. {JSON_ONLY}"""
+Read {USER_MESSAGE} and compare the facts it states with {EXISTING_MEMORIES}
+(each "- [id] text"). Return {{"operations": [{{"op": "add" | "update" | "delete",
+"id": str | null, "text": str | null}}]}}: "add" a new fact (text, no id); "update" an
+existing memory the message changes (its id, the new text); "delete" an existing memory the
+message contradicts or retracts (its id). Facts are short sentences in the user's language,
+in the first person as the user said them. Return an empty list when the message states no
+durable fact. {JSON_ONLY}"""
 
 
 def system_instruction(task: str, instruction: str) -> str:

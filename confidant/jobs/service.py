@@ -96,8 +96,9 @@ class JobService:
         try:
             return await asyncio.wait_for(self._run(job), self.deadline_s)
         except TimeoutError:
-            logger.warning("job %s (%s) ran past %.0fs; will be retried", job.job_id, job.kind,
-                           self.deadline_s)
+            logger.warning(
+                "job %s (%s) ran past %.0fs; will be retried", job.job_id, job.kind, self.deadline_s
+            )
             return JobOutcome.RETRY
 
     async def handle_push(self, body: bytes) -> JobOutcome:
@@ -169,9 +170,7 @@ class JobService:
         failed and jobs still retrying; a duplicate has no second effect, and `max_sweeps`
         stops a job that can never succeed from being republished forever.
         """
-        due = await self.deps.store.due_jobs(
-            created_before=self.clock() - grace_s, limit=limit
-        )
+        due = await self.deps.store.due_jobs(created_before=self.clock() - grace_s, limit=limit)
         due = [job for job in due if job.kind in self.handlers]
         if not due:
             return SweepReport(0, 0)

@@ -58,9 +58,10 @@ class SqliteJobStore:
         self._sessions = sessions
 
     async def job_status(self, job: JobRecord) -> str | None:
-        async with self._sessions.read() as conn, conn.execute(
-            "SELECT status FROM jobs WHERE job_id = ?", (effect_key(job),)
-        ) as cur:
+        async with (
+            self._sessions.read() as conn,
+            conn.execute("SELECT status FROM jobs WHERE job_id = ?", (effect_key(job),)) as cur,
+        ):
             row = await cur.fetchone()
         return None if row is None else row["status"]
 
@@ -101,15 +102,29 @@ class SqliteJobStore:
                 await conn.execute(
                     "INSERT OR REPLACE INTO summaries (user_id, app, session_id, text,"
                     " covers_seq, turn, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (job.user_id, job.app, job.session_id, op.text, op.covers_seq, op.turn,
-                     job.created_at.timestamp()),
+                    (
+                        job.user_id,
+                        job.app,
+                        job.session_id,
+                        op.text,
+                        op.covers_seq,
+                        op.turn,
+                        job.created_at.timestamp(),
+                    ),
                 )
             elif isinstance(op, PutRecord):
                 await conn.execute(
                     "INSERT OR REPLACE INTO user_records (user_id, collection, id, app,"
                     " session_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (job.user_id, op.collection, op.id, op.app, op.session_id,
-                     codec.dumps(op.data), op.created_at),
+                    (
+                        job.user_id,
+                        op.collection,
+                        op.id,
+                        op.app,
+                        op.session_id,
+                        codec.dumps(op.data),
+                        op.created_at,
+                    ),
                 )
             elif isinstance(op, PutMemory):
                 await self._sessions._put_memory(conn, op.record)
@@ -120,7 +135,11 @@ class SqliteJobStore:
         return JobOutcome.DONE
 
     async def _put_mark(
-        self, conn: aiosqlite.Connection, job: JobRecord, outcome: JobOutcome, note: str,
+        self,
+        conn: aiosqlite.Connection,
+        job: JobRecord,
+        outcome: JobOutcome,
+        note: str,
         now: float,
     ) -> None:
         row = codec.job_to_row(job) | {"job_id": effect_key(job), "status": outcome.value}
@@ -147,16 +166,20 @@ class SqliteJobStore:
             )
 
     async def failures(self, limit: int = 50) -> list[dict[str, Any]]:
-        async with self._sessions.read() as conn, conn.execute(
-            "SELECT * FROM job_failures ORDER BY id DESC LIMIT ?", (limit,)
-        ) as cur:
+        async with (
+            self._sessions.read() as conn,
+            conn.execute("SELECT * FROM job_failures ORDER BY id DESC LIMIT ?", (limit,)) as cur,
+        ):
             return [dict(row) for row in await cur.fetchall()]
 
     async def due_jobs(self, *, created_before: float, limit: int) -> list[JobRecord]:
-        async with self._sessions.read() as conn, conn.execute(
-            "SELECT * FROM jobs WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?",
-            (PENDING, created_before, limit),
-        ) as cur:
+        async with (
+            self._sessions.read() as conn,
+            conn.execute(
+                "SELECT * FROM jobs WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?",
+                (PENDING, created_before, limit),
+            ) as cur,
+        ):
             return [job_from_row(row) for row in await cur.fetchall()]
 
     async def note_swept(self, job_ids: list[str], *, max_sweeps: int) -> None:
@@ -169,20 +192,24 @@ class SqliteJobStore:
                 )
 
     async def summary(self, user_id: str, app: str, session_id: str) -> dict[str, Any] | None:
-        async with self._sessions.read() as conn, conn.execute(
-            "SELECT text, covers_seq FROM summaries WHERE user_id = ? AND app = ?"
-            " AND session_id = ?",
-            (user_id, app, session_id),
-        ) as cur:
+        async with (
+            self._sessions.read() as conn,
+            conn.execute(
+                "SELECT text, covers_seq FROM summaries WHERE user_id = ? AND app = ?"
+                " AND session_id = ?",
+                (user_id, app, session_id),
+            ) as cur,
+        ):
             row = await cur.fetchone()
         return None if row is None else {"text": row["text"], "covers_seq": row["covers_seq"]}
 
     async def emotions(
         self, user_id: str, *, app: str | None, session_id: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        sql, args = "SELECT * FROM user_records WHERE user_id = ? AND collection = ?", [
-            user_id, "emotions"
-        ]
+        sql, args = (
+            "SELECT * FROM user_records WHERE user_id = ? AND collection = ?",
+            [user_id, "emotions"],
+        )
         for column, value in (("app", app), ("session_id", session_id)):
             if value is not None:
                 sql += f" AND {column} = ?"
@@ -190,15 +217,17 @@ class SqliteJobStore:
         sql += " ORDER BY created_at DESC LIMIT ?"
         async with self._sessions.read() as conn, conn.execute(sql, (*args, limit)) as cur:
             rows = await cur.fetchall()
-        return [snapshot_json(row["id"], row["app"], row["session_id"], row["created_at"],
-                              json.loads(row["data"])) for row in reversed(rows)]
+        return [
+            snapshot_json(
+                row["id"], row["app"], row["session_id"], row["created_at"], json.loads(row["data"])
+            )
+            for row in reversed(rows)
+        ]
 
     async def search_memories(
         self, user_id: str, vector: list[float], *, app: str | None, limit: int
     ) -> list[MemoryRecord]:
-        memories = await self._sessions.list_memories(
-            user_id, app=app, limit=MAX_SCANNED_MEMORIES
-        )
+        memories = await self._sessions.list_memories(user_id, app=app, limit=MAX_SCANNED_MEMORIES)
         scored = [(cosine(vector, m.embedding), m) for m in memories if m.embedding]
         scored.sort(key=lambda pair: -pair[0])
         return [m for _, m in scored[:limit]]
