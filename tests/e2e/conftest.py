@@ -83,18 +83,18 @@ def cloud_server(
 
     def start(**overrides: str) -> Server:
         port = free_port()
-        env = base_env(
-            CONFIDANT_STORE="firestore",
-            CONFIDANT_JOBS="pubsub",
-            CONFIDANT_AUTH="firebase",
-            CONFIDANT_FIREBASE_PROJECT_ID=token_issuer.project_id,
-            CONFIDANT_JWKS_URL=token_issuer.jwks_url,
-            CONFIDANT_PROJECT_ID=TEST_PROJECT,
-            CONFIDANT_MODEL="offline",
-            FIRESTORE_EMULATOR_HOST=firestore_emulator,
-            PUBSUB_EMULATOR_HOST=pubsub_emulator,
-            **overrides,
-        )
+        defaults = {
+            "CONFIDANT_STORE": "firestore",
+            "CONFIDANT_JOBS": "pubsub",
+            "CONFIDANT_AUTH": "firebase",
+            "CONFIDANT_FIREBASE_PROJECT_ID": token_issuer.project_id,
+            "CONFIDANT_JWKS_URL": token_issuer.jwks_url,
+            "CONFIDANT_PROJECT_ID": TEST_PROJECT,
+            "CONFIDANT_MODEL": "offline",
+            "FIRESTORE_EMULATOR_HOST": firestore_emulator,
+            "PUBSUB_EMULATOR_HOST": pubsub_emulator,
+        }
+        env = base_env(**(defaults | overrides))  # overrides may replace a default
         command = [
             sys.executable,
             "-m",

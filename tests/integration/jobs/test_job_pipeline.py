@@ -97,8 +97,8 @@ async def test_redelivered_and_concurrent_deliveries_have_one_effect(runtime: Ru
     bus = bus_of(runtime)
     [memory_job] = bus.of_kind("memory")
     [emotion_job] = bus.of_kind("emotion")
-    outcomes = await asyncio.gather(*(runtime.job_service.handle(memory_job) for _ in range(4)))
-    assert sorted(outcomes) == sorted([JobOutcome.DONE] + [JobOutcome.DUPLICATE] * 3)
+    outcomes = await asyncio.gather(*(runtime.job_service.handle(memory_job) for _ in range(3)))
+    _one_effect(outcomes)
     assert await runtime.job_service.handle(memory_job) is JobOutcome.DUPLICATE
     assert [m.text for m in await runtime.store.list_memories(user)] == [
         "I have two kids and I am tired"
@@ -106,8 +106,16 @@ async def test_redelivered_and_concurrent_deliveries_have_one_effect(runtime: Ru
     both = await asyncio.gather(
         runtime.job_service.handle(emotion_job), runtime.job_service.handle(emotion_job)
     )
-    assert sorted(both) == [JobOutcome.DONE, JobOutcome.DUPLICATE]
+    _one_effect(both)
+    assert await runtime.job_service.handle(emotion_job) is JobOutcome.DUPLICATE
     assert len(await runtime.job_store.emotions(user, app=APP, session_id=None, limit=5)) == 1
+
+
+def _one_effect(outcomes: list[JobOutcome]) -> None:
+    """One delivery applied the effect; each other one saw its mark, or (when the database
+    aborted its contended transaction) asked for a redelivery, which then sees the mark."""
+    assert outcomes.count(JobOutcome.DONE) == 1, outcomes
+    assert set(outcomes) <= {JobOutcome.DONE, JobOutcome.DUPLICATE, JobOutcome.RETRY}, outcomes
 
 
 async def test_summaries_delivered_in_reverse_order_never_move_back(runtime: Runtime) -> None:
@@ -166,8 +174,9 @@ async def test_a_transient_failure_asks_for_a_retry_and_a_slow_one_stops_in_time
     await say(runtime, user, "s", "I am tired")
     [job] = bus_of(runtime).of_kind("emotion")
     deps = runtime.job_service.deps
-    failing = JobService(JobDeps(deps.store, deps.sessions, deps.embedder,
-                                 Extractor(_FailingModel())))
+    failing = JobService(
+        JobDeps(deps.store, deps.sessions, deps.embedder, Extractor(_FailingModel()))
+    )
     assert await failing.handle(job) is JobOutcome.RETRY
     slow = JobService(
         JobDeps(deps.store, deps.sessions, deps.embedder, Extractor(_FailingModel(delay_s=5))),
@@ -200,7 +209,8 @@ async def test_the_sweep_republishes_pending_jobs_oldest_first_and_bounded(
     for job in republished:
         assert await runtime.job_service.handle(job) is JobOutcome.DONE
     assert sorted(m.text for m in await runtime.store.list_memories(user)) == [
-        "I am a painter", "I have a garden"
+        "I am a painter",
+        "I have a garden",
     ]
     remaining = await runtime.job_store.due_jobs(created_before=1e12, limit=1000)
     assert not [job for job in remaining if job.user_id == user]
@@ -229,8 +239,15 @@ async def test_memory_search_ranks_by_embedding_similarity(runtime: Runtime) -> 
     from datetime import UTC, datetime
 
     records = [
-        MemoryRecord(id=f"m{i}", user_id=user, app=APP if i % 2 else "other", kind="fact",
-                     text=text, created_at=datetime.now(UTC), embedding=vector)
+        MemoryRecord(
+            id=f"m{i}",
+            user_id=user,
+            app=APP if i % 2 else "other",
+            kind="fact",
+            text=text,
+            created_at=datetime.now(UTC),
+            embedding=vector,
+        )
         for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
     ]
     await runtime.store.add_memories(records)
@@ -274,5 +291,9 @@ async def test_deleting_the_user_removes_what_jobs_made_and_late_jobs_do_nothing
     assert await runtime.store.list_memories(user) == []
     assert await runtime.job_store.emotions(user, app=None, session_id=None, limit=5) == []
     assert await runtime.job_store.summary(user, APP, "s") is None
-    assert json.dumps(await runtime.job_store.due_jobs(created_before=1e12, limit=1000),
-                      default=str).count(user) == 0
+    assert (
+        json.dumps(
+            await runtime.job_store.due_jobs(created_before=1e12, limit=1000), default=str
+        ).count(user)
+        == 0
+    )
