@@ -67,6 +67,8 @@ variable "firestore_unindexed_fields" {
     { collection = "chunks", field = "events" },
     { collection = "app_states", field = "state" },
     { collection = "jobs", field = "payload" },
+    { collection = "job_failures", field = "body" },
+    { collection = "meta", field = "text" },
   ]
 }
 
@@ -75,7 +77,7 @@ variable "firestore_unindexed_fields" {
 variable "job_kinds" {
   description = "Post-turn job kinds; each gets topic \"<topic_prefix>-<kind>\" and a push subscription."
   type        = list(string)
-  default     = ["emotion", "summary"]
+  default     = ["emotion", "summary", "memory"]
 
   validation {
     condition     = alltrue([for kind in var.job_kinds : can(regex("^[a-z][a-z0-9_-]{0,62}$", kind))])
@@ -113,7 +115,25 @@ variable "job_retry_max_backoff" {
   default     = "600s"
 }
 
+variable "sweep_schedule" {
+  description = "Cron schedule (Cloud Scheduler) of the outbox sweep that republishes unpublished jobs."
+  type        = string
+  default     = "*/5 * * * *"
+}
+
+variable "memory_embedding_dimensions" {
+  description = "Dimensions of memory embeddings (the vector index must match the embedding model)."
+  type        = number
+  default     = 768
+}
+
 # --- Cloud Run -----------------------------------------------------------------------------
+
+variable "chat_cpu_always_allocated" {
+  description = "Keep CPU allocated outside requests, so a turn whose client hung up still finishes, commits and publishes its jobs."
+  type        = bool
+  default     = true
+}
 
 variable "chat_public" {
   description = "Allow unauthenticated invocations of the chat service (apps send Firebase ID tokens, verified in-app)."
