@@ -22,7 +22,11 @@ _SECTION_MARKERS = (
     prompts.EXISTING_MEMORIES,
 )
 _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
-_OTHER_PERSON_RE = re.compile(r"\b(he|she|they|his|her|partner|mother|father|boss|friend)\b|他|她")
+_CLAUSE_RE = re.compile(r"[^.!?。！？\n,;，；]+?(?=\band\b|\bbut\b|[.!?。！？\n,;，；]|但|$)")
+_OTHER_PERSON_RE = re.compile(
+    r"\b(he|she|they|his|her|partner|wife|husband|mother|mom|father|dad|brother|sister|son"
+    r"|daughter|boss|friend)\b|他|她|妈|爸|老板|朋友"
+)
 
 # Cue word → (mood, valence). Checked in order; the first cue in the message is the mood.
 MOOD_CUES: tuple[tuple[str, str, int], ...] = (
@@ -106,16 +110,19 @@ def _moods(text: str) -> list[str]:
     return list(dict.fromkeys(mood for _, mood in hits))
 
 
+def _about_other_person(clause: str) -> bool:
+    lowered = clause.lower()
+    return bool(_OTHER_PERSON_RE.search(lowered)) and not re.match(r"\s*(i|i'm)\b|\s*我", lowered)
+
+
 def emotion(parts: dict[str, str]) -> dict[str, object]:
+    """The user's mood from clauses about themselves; another person's from clauses about them."""
     message = parts.get(prompts.USER_MESSAGE, "")
+    clauses = [c for c in _CLAUSE_RE.findall(message) if c.strip()] or [message]
+    other = [m for c in clauses if _about_other_person(c) for m in _moods(c)]
+    own = [m for c in clauses if not _about_other_person(c) for m in _moods(c)]
     moods = _moods(message)
-    user_mood = moods[0] if moods else "neutral"
-    other = [
-        mood
-        for sentence in _SENTENCE_RE.findall(message)
-        if _OTHER_PERSON_RE.search(sentence.lower())
-        for mood in _moods(sentence)
-    ]
+    user_mood = own[0] if own else "neutral"
     previous = parts.get(prompts.PREVIOUS_MOOD, "").strip().lower()
     if previous in _VALENCE:
         delta = _VALENCE[user_mood] - _VALENCE[previous]
