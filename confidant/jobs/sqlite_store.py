@@ -176,7 +176,8 @@ class SqliteJobStore:
         async with (
             self._sessions.read() as conn,
             conn.execute(
-                "SELECT * FROM jobs WHERE status = ? AND created_at < ? ORDER BY created_at LIMIT ?",
+                "SELECT * FROM jobs WHERE status = ? AND created_at < ?"
+                " ORDER BY created_at LIMIT ?",
                 (PENDING, created_before, limit),
             ) as cur,
         ):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from agents.offline import OfflineModel
 from agents.offline.extractors import answer
 from confidant.jobs import prompts
@@ -37,7 +38,9 @@ def test_the_summary_keeps_the_previous_one_and_adds_the_new_messages() -> None:
     text = _request(
         **{
             prompts.PREVIOUS_SUMMARY: "The user said \"I procrastinate\".",
-            prompts.NEW_EVENTS: "user: I am afraid of failing. It scares me.\nassistant: I hear you.",
+            prompts.NEW_EVENTS: (
+                "user: I am afraid of failing. It scares me.\nassistant: I hear you."
+            ),
         }
     )
     reply = answer(prompts.system_instruction("summary", prompts.SUMMARY_INSTRUCTION), text)
