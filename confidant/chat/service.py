@@ -209,10 +209,12 @@ class PreparedTurn:
                     emit(from_error(self, translator, failure))
                     return
             self.result.text = translator.reply
-            await self._publish(jobs)
             emit({"type": "finish"})
         finally:
             emit(_END)
+        # After the reply's last byte: a turn never waits on the bus. The jobs are already in
+        # the outbox (committed above); this task is kept alive until it has published them.
+        await self._publish(jobs)
 
     async def _run(self, emit: Callable[[Any], None], translator: EventTranslator) -> None:
         """Run the fresh agent tree, emitting UI parts for its events and for model retries."""
