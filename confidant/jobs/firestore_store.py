@@ -45,12 +45,13 @@ from confidant.sessions import codec
 from confidant.sessions.firestore_store import (
     APPS,
     JOB_FAILURES,
-    JOB_RECORD_TTL,
     JOBS,
     MEMORIES,
     SESSIONS,
     USERS,
+    job_from_document,
     memory_document,
+    outbox_document,
 )
 
 META = "meta"
@@ -153,17 +154,10 @@ class FirestoreJobStore:
     def _put_mark(
         self, writer: Any, job: JobRecord, outcome: JobOutcome, note: str, now: float
     ) -> None:
-        # Merge: the outbox entry written with the turn keeps its fields (and its TTL).
+        # Merge: an outbox entry written with the turn keeps its fields (and its TTL).
         writer.set(
             self._mark(job),
-            codec.job_to_row(job)
-            | {
-                "job_id": effect_key(job),
-                "status": outcome.value,
-                "note": note[:500],
-                "done_at": now,
-                "expire_at": job.created_at + JOB_RECORD_TTL,
-            },
+            outbox_document(job, outcome.value) | {"note": note[:500], "done_at": now},
             merge=True,
         )
 
@@ -203,7 +197,7 @@ class FirestoreJobStore:
             .order_by("created_at")
             .limit(limit)
         )
-        return [_job(snap.to_dict()) async for snap in query.stream()]
+        return [job_from_document(snap.to_dict()) async for snap in query.stream()]
 
     async def note_swept(self, job_ids: list[str], *, max_sweeps: int) -> None:
         for job_id in job_ids:
@@ -253,16 +247,3 @@ class FirestoreJobStore:
             limit=limit,
         )
         return [codec.memory_from_row(snap.to_dict()) async for snap in nearest.stream()]
-
-
-def _job(doc: dict[str, Any]) -> JobRecord:
-    return JobRecord(
-        job_id=doc["job_id"],
-        kind=doc["kind"],
-        user_id=doc["user_id"],
-        app=doc["app"],
-        session_id=doc["session_id"],
-        turn=doc["turn"],
-        payload=codec.loads_dict(doc.get("payload")),
-        created_at=datetime.fromtimestamp(doc["created_at"], tz=UTC),
-    )

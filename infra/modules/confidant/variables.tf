@@ -67,6 +67,7 @@ variable "firestore_unindexed_fields" {
     { collection = "chunks", field = "events" },
     { collection = "app_states", field = "state" },
     { collection = "jobs", field = "payload" },
+    { collection = "jobs", field = "job" },
     { collection = "job_failures", field = "body" },
     { collection = "meta", field = "text" },
   ]
