@@ -112,7 +112,8 @@ def _moods(text: str) -> list[str]:
 
 def _about_other_person(clause: str) -> bool:
     lowered = clause.lower()
-    return bool(_OTHER_PERSON_RE.search(lowered)) and not re.match(r"\s*(i|i'm)\b|\s*我", lowered)
+    about_self = re.match(r"\s*(?:(?:and|but)\s+)?(?:i|i'm)\b|\s*我", lowered)
+    return bool(_OTHER_PERSON_RE.search(lowered)) and not about_self
 
 
 def emotion(parts: dict[str, str]) -> dict[str, object]:
