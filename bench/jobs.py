@@ -37,7 +37,7 @@ from pathlib import Path
 
 import httpx
 from google.auth.credentials import AnonymousCredentials
-from google.cloud import firestore, pubsub_v1
+from google.cloud import firestore
 
 import agents
 from agents.registry import register
@@ -48,6 +48,7 @@ from confidant.jobs.effects import JobOutcome
 from confidant.ports import JobRecord
 from confidant.settings import Settings
 from tests.support.emulators import free_port, start_firestore, start_pubsub
+from tests.support.push import create_job_topics, functions_command
 
 PROJECT = "confidant-bench"
 MARK_BEGIN = "<!-- bench.jobs:begin -->"
@@ -102,21 +103,7 @@ async def _turn(runtime: Runtime, app: str, user: str, session: str, message: st
 
 
 def _topics(prefix: str, push_to: str | None) -> None:
-    publisher = pubsub_v1.PublisherClient()
-    subscriber = pubsub_v1.SubscriberClient()
-    for kind in KINDS:
-        topic = publisher.topic_path(PROJECT, f"{prefix}-{kind}")
-        publisher.create_topic(name=topic)
-        if push_to:
-            subscriber.create_subscription(
-                request={
-                    "name": subscriber.subscription_path(PROJECT, f"{prefix}-{kind}-push"),
-                    "topic": topic,
-                    "push_config": {"push_endpoint": f"{push_to}/jobs/{kind}"},
-                    "ack_deadline_seconds": 60,
-                }
-            )
-    subscriber.close()
+    create_job_topics(PROJECT, prefix, KINDS, push_to=push_to)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -273,8 +260,7 @@ def _start_jobs_server(firestore_host: str, pubsub_host: str) -> tuple[str, obje
         PUBSUB_EMULATOR_HOST=pubsub_host,
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "functions_framework", "--asgi", "--target=jobs",
-         "--source=functions/main.py", "--host=127.0.0.1", f"--port={port}"],
+        functions_command("jobs", port),
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
     )

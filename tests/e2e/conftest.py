@@ -6,7 +6,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from tests.conftest import TEST_PROJECT
 from tests.support.emulators import free_port
+from tests.support.push import functions_command
 from tests.support.tokens import TokenIssuer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -95,17 +95,7 @@ def cloud_server(
             "PUBSUB_EMULATOR_HOST": pubsub_emulator,
         }
         env = base_env(**(defaults | overrides))  # overrides may replace a default
-        command = [
-            sys.executable,
-            "-m",
-            "functions_framework",
-            "--asgi",
-            "--target=chat",
-            "--source=functions/main.py",
-            "--host=127.0.0.1",
-            f"--port={port}",
-        ]
-        server = start_server(command, env, port)
+        server = start_server(functions_command("chat", port), env, port)
         servers.append(server)
         return server
 

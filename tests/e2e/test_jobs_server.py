@@ -5,7 +5,6 @@ down during a turn (the turn succeeds; the `sweep` target publishes the jobs lat
 
 from __future__ import annotations
 
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -14,11 +13,12 @@ from typing import Any
 import httpx
 import pytest
 from google.auth.credentials import AnonymousCredentials
-from google.cloud import firestore, pubsub_v1
+from google.cloud import firestore
 
 from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
+from tests.support.push import create_job_topics, functions_command
 from tests.support.sse import parse_frames
 
 KINDS = ("emotion", "summary", "memory")
@@ -50,17 +50,7 @@ def job_server(
             FIRESTORE_EMULATOR_HOST=firestore_emulator,
             PUBSUB_EMULATOR_HOST=pubsub_emulator,
         )
-        command = [
-            sys.executable,
-            "-m",
-            "functions_framework",
-            "--asgi",
-            f"--target={target}",
-            "--source=functions/main.py",
-            "--host=127.0.0.1",
-            f"--port={port}",
-        ]
-        server = start_server(command, env, port)
+        server = start_server(functions_command(target, port), env, port)
         servers.append(server)
         return server
 
@@ -70,21 +60,7 @@ def job_server(
 
 
 def _push_to(server: Server, prefix: str) -> None:
-    """Topics per kind, each with a push subscription to the jobs server (as Terraform does)."""
-    publisher = pubsub_v1.PublisherClient()
-    subscriber = pubsub_v1.SubscriberClient()
-    for kind in KINDS:
-        topic = publisher.topic_path(TEST_PROJECT, f"{prefix}-{kind}")
-        publisher.create_topic(name=topic)
-        subscriber.create_subscription(
-            request={
-                "name": subscriber.subscription_path(TEST_PROJECT, f"{prefix}-{kind}-push"),
-                "topic": topic,
-                "push_config": {"push_endpoint": f"{server.base_url}/jobs/{kind}"},
-                "ack_deadline_seconds": 60,
-            }
-        )
-    subscriber.close()
+    create_job_topics(TEST_PROJECT, prefix, KINDS, push_to=server.base_url)
 
 
 def _db() -> firestore.Client:
