@@ -8,10 +8,10 @@ subprocess, then measures, in this process, with the offline model (zero model l
 1. Added per-turn cost: the same onemind turn on Firestore + Pub/Sub, for an app declaring the
    three job kinds and for a clone declaring none, in shuffled alternating rounds. The jobs'
    topics have no subscriptions here, so nothing else competes for the CPU. Reported as the
-   ratio of median turn times (target: under 10% added).
-2. Lag from a turn's `finish` (sent after the commit and the publish) to its emotion snapshot,
-   rolling summary and memories being visible in Firestore, delivered by push subscriptions
-   from the Pub/Sub emulator to the jobs server (target: emotion p50 under 1 s).
+   median difference of paired turns over the median turn (target: under 10% added).
+2. Lag from the end of a turn's reply (after its commit; the publish follows) to its emotion
+   snapshot, rolling summary and memories being visible in Firestore, delivered by push
+   subscriptions from the Pub/Sub emulator to the jobs server (target: emotion p50 under 1 s).
 3. Job throughput of one instance: the jobs of recorded turns handled by `JobService` in this
    process (the code the jobs server runs), one at a time and 8 concurrently, as jobs per second
    and as the ratio of the two.
@@ -325,14 +325,14 @@ def _section(args: argparse.Namespace, cost: dict, lags: dict, tp: dict, seconds
         " end (`[DONE]`), what the user waits for. The added cost is the turn's three extra"
         " outbox documents in its one commit; the publish runs after the reply's last byte"
         " (the outbox already holds the jobs) and is left out of the turn's time by waiting"
-        " for it before the next turn starts. The lag runs"
-        " from the `finish` part (sent after the commit and the publish) to the document being"
-        " readable, polled every 10 ms, and includes the emulator's push delivery, the job"
-        " server's handling (the offline model answers at once; a real model adds its latency)"
-        " and the transaction. The summary lags behind the emotion because each summary step"
-        " reads the session's events. Throughput is bounded by this 2-core machine running the"
-        " emulators as well; the concurrency gain shows the handlers wait on I/O rather than"
-        " compute.",
+        " for it before the next turn starts; a ratio near zero is within the run's noise. The"
+        " lag runs from the end of the reply (sent after the commit; the publish follows it)"
+        " to the document being readable, polled every 10 ms, and includes the emulator's push"
+        " delivery, the job server's handling (the offline model answers at once; a real model"
+        " adds its latency) and the transaction. The summary lags behind the emotion because"
+        " each summary step reads the session's events. Throughput is bounded by this 2-core"
+        " machine running the emulators as well; the concurrency gain shows the handlers wait"
+        " on I/O rather than compute.",
         "",
         "Memory search uses Firestore vector search (`find_nearest`, cosine). The emulator"
         " supports it, with and without an `app` pre-filter (checked in"
