@@ -13,7 +13,13 @@ from google.adk.models import BaseLlm, LlmRequest, LlmResponse
 from google.genai import errors as genai_errors
 
 from confidant.bootstrap import Runtime
-from confidant.chat.context import MEMORY_HITS, SUMMARY, ContextRequest, load_context
+from confidant.chat.context import (
+    EMOTIONS,
+    MEMORY_HITS,
+    SUMMARY,
+    ContextRequest,
+    load_context,
+)
 from confidant.embeddings import HashedEmbedder
 from confidant.jobs.effects import JobEffect, JobOutcome, PutSummary
 from confidant.jobs.extractor import Extractor
@@ -70,10 +76,11 @@ async def test_a_turns_jobs_leave_a_snapshot_a_summary_and_memories(runtime: Run
     # The next turn's context: the summary and the memories nearest to its message.
     loaded = await load_context(
         runtime.chat.context_sources,
-        [SUMMARY, MEMORY_HITS],
+        [SUMMARY, MEMORY_HITS, EMOTIONS],
         ContextRequest(user, APP, "s", "how is my sister in Berlin", "en"),
     )
     assert loaded[SUMMARY] == summary
+    assert loaded[EMOTIONS] == emotions  # the trajectory, oldest first
     assert loaded[MEMORY_HITS][0].text.startswith("My sister lives in Berlin")
 
 
