@@ -191,7 +191,7 @@ def test_topic_naming_and_kinds_match_the_code() -> None:
     assert 'name = "${var.topic_prefix}-${each.key}"' in pubsub
     assert topic_id("confidant", "emotion") == "confidant-emotion"
     kinds_block = next(b for b in all_blocks(MODULE) if b.labels == ("job_kinds",))
-    assert re.search(r'default\s*=\s*\["emotion", "summary", "memory"\]', kinds_block.body)
+    assert re.search(r'default\s*=\s*\["emotion", "summary"\]', kinds_block.body)
     [terraform_rule] = re.findall(r'regex\("([^"]+)"', kinds_block.body)
     assert terraform_rule == _KIND.pattern
     assert "dead_letter_policy" in pubsub and "oidc_token" in pubsub and "retry_policy" in pubsub

@@ -47,9 +47,9 @@ resource "google_cloud_run_v2_service" "chat" {
           cpu    = var.chat_cpu
           memory = var.chat_memory
         }
-        # A turn runs in a task of its own, so a client that hangs up does not stop it: with
-        # CPU allocated outside requests it still finishes, commits and publishes its jobs.
-        cpu_idle          = !var.chat_cpu_always_allocated
+        # Jobs are published before the stream closes, inside the request, so
+        # request-time CPU is enough.
+        cpu_idle          = true
         startup_cpu_boost = true # cold import of ADK + cloud clients is CPU-bound
       }
 
@@ -137,12 +137,6 @@ resource "google_cloud_run_v2_service" "jobs" {
       env {
         name  = "FUNCTION_TARGET"
         value = "jobs"
-      }
-
-      # A job attempt stops before the ack deadline, so Pub/Sub never redelivers a running job.
-      env {
-        name  = "CONFIDANT_JOB_DEADLINE_S"
-        value = tostring(max(5, var.job_ack_deadline_s - 10))
       }
 
       dynamic "env" {

@@ -36,10 +36,8 @@ resource "google_pubsub_topic_iam_member" "chat_publishes_jobs" {
 # Dead-lettering: the Pub/Sub service agent must publish to the dead-letter topic and
 # subscribe (to ack forwarded messages) on each job subscription.
 resource "google_pubsub_topic_iam_member" "agent_publishes_dead_letters" {
-  for_each = google_pubsub_topic.dead_letter
-
   project = var.project_id
-  topic   = each.value.name
+  topic   = google_pubsub_topic.dead_letter.name
   role    = "roles/pubsub.publisher"
   member  = local.pubsub_service_agent
 }

@@ -21,14 +21,8 @@ output "job_topics" {
   value       = { for kind, topic in google_pubsub_topic.jobs : kind => topic.name }
 }
 
-output "dead_letter_topics" {
-  description = "Dead-letter topic ids by job kind (each with an \"-inspect\" subscription)."
-  value       = { for kind, topic in google_pubsub_topic.dead_letter : kind => topic.name }
-}
-
-output "sweep_url" {
-  description = "HTTPS URL of the outbox sweep service (called by Cloud Scheduler)."
-  value       = google_cloud_run_v2_service.sweep.uri
+output "dead_letter_topic" {
+  value = google_pubsub_topic.dead_letter.name
 }
 
 output "firestore_database" {

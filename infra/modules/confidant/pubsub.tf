@@ -1,6 +1,5 @@
 # Job topics: one per kind, named "<topic_prefix>-<kind>" exactly as confidant.jobs.topic_id()
-# does. One topic per kind rather than one topic with a kind attribute: each kind gets its own
-# retry and dead-letter policy, backlog metric and alert, and a new kind is one more list item. Each has a push subscription to the jobs service (OIDC-authenticated), a retry policy,
+# does. Each has a push subscription to the jobs service (OIDC-authenticated), a retry policy,
 # and a dead-letter topic for poison messages.
 
 resource "google_pubsub_topic" "jobs" {
@@ -13,13 +12,9 @@ resource "google_pubsub_topic" "jobs" {
   depends_on = [google_project_service.this]
 }
 
-# One dead-letter topic per kind, so a poison emotion job never hides among summary jobs and
-# each kind can be inspected and replayed on its own.
 resource "google_pubsub_topic" "dead_letter" {
-  for_each = toset(var.job_kinds)
-
   project = var.project_id
-  name    = "${var.topic_prefix}-${each.key}-dead-letter"
+  name    = "${var.topic_prefix}-dead-letter"
   labels  = local.labels
 
   depends_on = [google_project_service.this]
@@ -27,11 +22,9 @@ resource "google_pubsub_topic" "dead_letter" {
 
 # A topic without subscriptions drops messages: keep dead letters for inspection and replay.
 resource "google_pubsub_subscription" "dead_letter" {
-  for_each = google_pubsub_topic.dead_letter
-
   project                    = var.project_id
-  name                       = "${each.value.name}-inspect"
-  topic                      = each.value.id
+  name                       = "${var.topic_prefix}-dead-letter"
+  topic                      = google_pubsub_topic.dead_letter.id
   message_retention_duration = "604800s" # 7 days, the maximum
   ack_deadline_seconds       = 60
   labels                     = local.labels
@@ -67,7 +60,7 @@ resource "google_pubsub_subscription" "jobs" {
   }
 
   dead_letter_policy {
-    dead_letter_topic     = google_pubsub_topic.dead_letter[each.key].id
+    dead_letter_topic     = google_pubsub_topic.dead_letter.id
     max_delivery_attempts = var.job_max_delivery_attempts
   }
 

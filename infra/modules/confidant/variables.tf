@@ -67,9 +67,6 @@ variable "firestore_unindexed_fields" {
     { collection = "chunks", field = "events" },
     { collection = "app_states", field = "state" },
     { collection = "jobs", field = "payload" },
-    { collection = "jobs", field = "job" },
-    { collection = "job_failures", field = "body" },
-    { collection = "meta", field = "text" },
   ]
 }
 
@@ -78,7 +75,7 @@ variable "firestore_unindexed_fields" {
 variable "job_kinds" {
   description = "Post-turn job kinds; each gets topic \"<topic_prefix>-<kind>\" and a push subscription."
   type        = list(string)
-  default     = ["emotion", "summary", "memory"]
+  default     = ["emotion", "summary"]
 
   validation {
     condition     = alltrue([for kind in var.job_kinds : can(regex("^[a-z][a-z0-9_-]{0,62}$", kind))])
@@ -116,25 +113,7 @@ variable "job_retry_max_backoff" {
   default     = "600s"
 }
 
-variable "sweep_schedule" {
-  description = "Cron schedule (Cloud Scheduler) of the outbox sweep that republishes unpublished jobs."
-  type        = string
-  default     = "*/5 * * * *"
-}
-
-variable "memory_embedding_dimensions" {
-  description = "Dimensions of memory embeddings (the vector index must match the embedding model)."
-  type        = number
-  default     = 768
-}
-
 # --- Cloud Run -----------------------------------------------------------------------------
-
-variable "chat_cpu_always_allocated" {
-  description = "Keep CPU allocated outside requests, so a turn whose client hung up still finishes, commits and publishes its jobs."
-  type        = bool
-  default     = true
-}
 
 variable "chat_public" {
   description = "Allow unauthenticated invocations of the chat service (apps send Firebase ID tokens, verified in-app)."
