@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from google.adk.models import BaseLlm
@@ -24,7 +25,7 @@ from confidant.chat.memory import TurnMemoryService
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.jobs import InProcessJobBus
 from confidant.jobs.extractor import Extractor
-from confidant.jobs.service import JobDeps, JobService
+from confidant.jobs.service import JobDeps, JobService, job_handlers, sweep_outbox
 from confidant.jobs.store import JobStore
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.sessions.records import TailPolicy
@@ -49,13 +50,8 @@ class Runtime:
     _sweeper: asyncio.Task[None] | None = None
 
     async def sweep(self) -> dict[str, int]:
-        """Republish what the outbox still holds (the `sweep` target; the embedded loop)."""
-        s = self.settings
-        report = await self.job_service.sweep(
-            self.jobs, limit=s.sweep_limit, grace_s=s.sweep_grace_s,
-            max_sweeps=s.sweep_max_republish,
-        )
-        return {"republished": report.republished, "failed": report.failed}
+        """Republish what the outbox still holds (the embedded loop)."""
+        return await run_sweep(self.settings, self.job_store, self.jobs, self.job_service.kinds)
 
     def start_sweeper(self) -> None:
         """Embedded default: sweep at start and then periodically, on the running loop."""
@@ -195,6 +191,44 @@ def build_runtime(
     return Runtime(
         settings, store, sessions, chat, _identity(settings), jobs, job_store, job_service
     )
+
+
+async def run_sweep(
+    settings: Settings, store: JobStore, bus: JobBus, kinds: tuple[str, ...]
+) -> dict[str, int]:
+    report = await sweep_outbox(
+        store,
+        bus,
+        kinds,
+        limit=settings.sweep_limit,
+        created_before=time.time() - settings.sweep_grace_s,
+        max_sweeps=settings.sweep_max_republish,
+    )
+    return {"republished": report.republished, "failed": report.failed}
+
+
+@dataclass
+class Sweeper:
+    """What the `sweep` target needs: the outbox and the bus (no model, no agent tree)."""
+
+    settings: Settings
+    store: JobStore
+    jobs: JobBus
+
+    async def sweep(self) -> dict[str, int]:
+        return await run_sweep(self.settings, self.store, self.jobs, tuple(job_handlers()))
+
+
+_sweeper: Sweeper | None = None
+
+
+def get_sweeper() -> Sweeper:
+    """The process's sweeper, built on first use (the `sweep` target)."""
+    global _sweeper
+    if _sweeper is None:
+        settings = Settings()
+        _sweeper = Sweeper(settings, _job_store(_store(settings)), _jobs(settings))
+    return _sweeper
 
 
 _runtime: Runtime | None = None

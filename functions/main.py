@@ -11,6 +11,7 @@ with Pub/Sub — 200 acknowledges (done, duplicate, stale, poison), 503 asks for
 with the subscription's exponential backoff. A CloudEvent function can only signal "retry" by
 raising, which also logs a crash for every transient failure. Both targets sit behind Cloud
 Run's IAM check: only the push and scheduler service accounts' OIDC tokens may invoke them.
+`sweep` builds only the outbox store and the bus: its service needs no model key.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from functions_framework import aio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from confidant.bootstrap import get_runtime
+from confidant.bootstrap import get_runtime, get_sweeper
 from confidant.http import api, jobs_api
 
 
@@ -35,4 +36,4 @@ async def jobs(request: Request) -> Response:
 
 @aio.http
 async def sweep(request: Request) -> JSONResponse:
-    return await jobs_api.handle_sweep(request, await get_runtime())
+    return await jobs_api.handle_sweep(request, get_sweeper())

@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse, Response
 from confidant.jobs.service import outcome_json
 
 if TYPE_CHECKING:
-    from confidant.bootstrap import Runtime
+    from confidant.bootstrap import Runtime, Sweeper
 
 # Pub/Sub push messages are at most 10 MB; a job is far smaller, so cap what is read.
 MAX_PUSH_BYTES = 1_000_000
@@ -29,11 +29,11 @@ async def handle_push(request: Request, runtime: Runtime) -> Response:
     return JSONResponse(outcome_json(outcome), status_code=200 if outcome.acknowledged else 503)
 
 
-async def handle_sweep(request: Request, runtime: Runtime) -> JSONResponse:
+async def handle_sweep(request: Request, sweeper: Sweeper) -> JSONResponse:
     if request.url.path.rstrip("/") == "/healthz":
         return JSONResponse({"status": "ok"})
     if request.method != "POST":
         return JSONResponse(
             {"error": {"code": "method_not_allowed", "message": "use POST"}}, status_code=405
         )
-    return JSONResponse(await runtime.sweep())
+    return JSONResponse(await sweeper.sweep())

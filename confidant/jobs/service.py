@@ -164,23 +164,46 @@ class JobService:
     async def sweep(
         self, bus: JobBus, *, limit: int, grace_s: float, max_sweeps: int
     ) -> SweepReport:
-        """Republish pending outbox entries older than `grace_s`, oldest first, at most `limit`.
+        return await sweep_outbox(
+            self.deps.store,
+            bus,
+            self.kinds,
+            limit=limit,
+            created_before=self.clock() - grace_s,
+            max_sweeps=max_sweeps,
+        )
 
-        A job is pending until a handler marks it, so this republishes both jobs whose publish
-        failed and jobs still retrying; a duplicate has no second effect, and `max_sweeps`
-        stops a job that can never succeed from being republished forever.
-        """
-        due = await self.deps.store.due_jobs(created_before=self.clock() - grace_s, limit=limit)
-        due = [job for job in due if job.kind in self.handlers]
-        if not due:
-            return SweepReport(0, 0)
-        try:
-            await bus.publish(due)
-        except Exception:
-            logger.exception("the sweep could not republish %d job(s)", len(due))
-            return SweepReport(0, len(due))
-        await self.deps.store.note_swept([job.job_id for job in due], max_sweeps=max_sweeps)
-        return SweepReport(len(due), 0)
+
+async def sweep_outbox(
+    store: JobStore,
+    bus: JobBus,
+    kinds: tuple[str, ...],
+    *,
+    limit: int,
+    created_before: float,
+    max_sweeps: int,
+) -> SweepReport:
+    """Republish pending outbox entries created before the cut-off, oldest first, at most
+    `limit` (the `sweep` target needs only a store and a bus: no model, no handlers run).
+
+    A job is pending until a handler marks it, so this republishes both jobs whose publish
+    failed and jobs still retrying; a duplicate has no second effect, and `max_sweeps` stops a
+    job that can never succeed from being republished forever.
+    """
+    due = [
+        job
+        for job in await store.due_jobs(created_before=created_before, limit=limit)
+        if job.kind in kinds
+    ]
+    if not due:
+        return SweepReport(0, 0)
+    try:
+        await bus.publish(due)
+    except Exception:
+        logger.exception("the sweep could not republish %d job(s)", len(due))
+        return SweepReport(0, len(due))
+    await store.note_swept([job.job_id for job in due], max_sweeps=max_sweeps)
+    return SweepReport(len(due), 0)
 
 
 def outcome_json(outcome: JobOutcome) -> dict[str, Any]:
