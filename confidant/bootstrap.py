@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,9 +12,24 @@ from google.adk.artifacts import BaseArtifactService
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps, TaskflowLimits
-from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
+from confidant.chat.context import (
+    EMOTIONS,
+    MEMORIES,
+    MEMORY_HITS,
+    SUMMARY,
+    ContextSource,
+    EmotionsSource,
+    MemoryHitsSource,
+    RecentMemoriesSource,
+    SummarySource,
+)
+from confidant.chat.memory import TurnMemoryService
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.effects import EffectLedger
+from confidant.jobs import InProcessJobBus
+from confidant.jobs.extractor import Extractor
+from confidant.jobs.service import JobDeps, JobService, job_handlers, sweep_outbox
+from confidant.jobs.store import JobStore
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.relationship.context import (
     PERSON,
@@ -20,6 +37,7 @@ from confidant.relationship.context import (
     PersonSource,
     SelfProfileSource,
 )
+from confidant.relationship.jobs import SERVICE_NAME as RELATIONSHIP_SERVICE
 from confidant.relationship.service import RelationshipService
 from confidant.relationship.store import RelationshipStore
 from confidant.sessions.records import TailPolicy
@@ -28,6 +46,8 @@ from confidant.sessions.store import SessionStore
 from confidant.settings import Settings
 from confidant.tasks import TaskWriter
 from confidant.warmup import warm_up
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -38,8 +58,11 @@ class Runtime:
     chat: ChatService
     identity: IdentityVerifier
     jobs: JobBus
+    job_store: JobStore
+    job_service: JobService
     relationship: RelationshipService | None = None  # persons, self-profile, proposals
     artifacts: BaseArtifactService | None = None
+    _sweeper: asyncio.Task[None] | None = None
 
     async def erase_user(self, user_id: str) -> int:
         """Everything the user owns: artifacts, effect records, then sessions and the rest."""
@@ -54,7 +77,27 @@ class Runtime:
             removed += await self.relationship.store.delete_user(user_id)
         return removed + await self.store.delete_user(user_id)
 
+    async def sweep(self) -> dict[str, int]:
+        """Republish what the outbox still holds (the embedded loop)."""
+        return await run_sweep(self.settings, self.job_store, self.jobs, self.job_service.kinds)
+
+    def start_sweeper(self) -> None:
+        """Embedded default: sweep at start and then periodically, on the running loop."""
+        if self._sweeper is None and self.settings.sweep_interval_s > 0:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            try:
+                await self.sweep()
+            except Exception:
+                logger.exception("the in-process outbox sweep failed")
+            await asyncio.sleep(self.settings.sweep_interval_s)
+
     async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
         await self.jobs.close()
         for closable in (self.chat.deps.tasks, self.chat.deps.effects):
             if closable is not None:
@@ -100,9 +143,11 @@ def _jobs(settings: Settings) -> JobBus:
     if settings.jobs == "pubsub":
         from confidant.jobs import PubSubJobBus
 
-        return PubSubJobBus(settings.project_id, settings.pubsub_topic_prefix)
-    from confidant.jobs import InProcessJobBus
-
+        return PubSubJobBus(
+            settings.project_id,
+            settings.pubsub_topic_prefix,
+            timeout_s=settings.job_publish_timeout_s,
+        )
     return InProcessJobBus()
 
 
@@ -182,14 +227,33 @@ def _artifacts(settings: Settings) -> BaseArtifactService | None:
     return FileArtifactService(root)
 
 
+def _job_store(store: SessionStore) -> JobStore:
+    from confidant.sessions.firestore_store import FirestoreSessionStore
+
+    if isinstance(store, FirestoreSessionStore):
+        from confidant.jobs.firestore_store import FirestoreJobStore
+
+        return FirestoreJobStore(store.client)
+    from confidant.jobs.sqlite_store import SqliteJobStore
+
+    return SqliteJobStore(store)  # type: ignore[arg-type]
+
+
 def _context_sources(
-    settings: Settings, store: SessionStore, relationship: RelationshipService
+    settings: Settings,
+    store: SessionStore,
+    job_store: JobStore,
+    embedder: Embedder,
+    relationship: RelationshipService,
 ) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
     return {
         MEMORIES: RecentMemoriesSource(store),
         PERSON: PersonSource(relationship),
         SELF_PROFILE: SelfProfileSource(relationship),
+        SUMMARY: SummarySource(job_store),
+        EMOTIONS: EmotionsSource(job_store),
+        MEMORY_HITS: MemoryHitsSource(job_store, embedder),
     }
 
 
@@ -201,8 +265,11 @@ def configure_observability(settings: Settings) -> None:
     configure_tracing(settings)
 
 
-def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
-    """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
+def build_runtime(
+    settings: Settings, *, model: BaseLlm | None = None, job_model: BaseLlm | None = None
+) -> Runtime:
+    """Wire the process. `model` replaces the configured chat model (tests drive a scripted
+    model); the job extractors use `job_model`, else the configured model."""
     from confidant.models.factory import ModelCatalog, build_model
 
     store = _store(settings)
@@ -210,7 +277,9 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
     embedder = _embedder(settings)
-    default_model = model or build_model(settings)
+    configured = build_model(settings) if model is None or job_model is None else None
+    default_model = model or configured
+    assert default_model is not None
     deps = AgentDeps(
         model=default_model,
         wisdom=_wisdom(settings),
@@ -225,6 +294,21 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         ),
     )
     artifacts = _artifacts(settings)
+    job_store = _job_store(store)
+    job_service = JobService(
+        JobDeps(
+            job_store,
+            store,
+            embedder,
+            Extractor(job_model or configured or default_model),
+            services={RELATIONSHIP_SERVICE: relationship},
+        ),
+        deadline_s=settings.job_deadline_s,
+    )
+    if isinstance(jobs, InProcessJobBus):
+        # One job service, two transports: the embedded bus runs the same handlers.
+        for kind in job_service.kinds:
+            jobs.register(kind, job_service.run_for_bus)
     chat = ChatService(
         sessions=sessions,
         artifacts=artifacts,
@@ -236,11 +320,58 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
-        context_sources=_context_sources(settings, store, relationship),
+        context_sources=_context_sources(settings, store, job_store, embedder, relationship),
+        memory=TurnMemoryService(store, embedder=embedder, search=job_store),
     )
     return Runtime(
-        settings, store, sessions, chat, _identity(settings), jobs, relationship, artifacts
+        settings=settings,
+        store=store,
+        sessions=sessions,
+        chat=chat,
+        identity=_identity(settings),
+        jobs=jobs,
+        job_store=job_store,
+        job_service=job_service,
+        relationship=relationship,
+        artifacts=artifacts,
     )
+
+async def run_sweep(
+    settings: Settings, store: JobStore, bus: JobBus, kinds: tuple[str, ...]
+) -> dict[str, int]:
+    report = await sweep_outbox(
+        store,
+        bus,
+        kinds,
+        limit=settings.sweep_limit,
+        created_before=time.time() - settings.sweep_grace_s,
+        max_sweeps=settings.sweep_max_republish,
+    )
+    return {"republished": report.republished, "failed": report.failed}
+
+
+@dataclass
+class Sweeper:
+    """What the `sweep` target needs: the outbox and the bus (no model, no agent tree)."""
+
+    settings: Settings
+    store: JobStore
+    jobs: JobBus
+
+    async def sweep(self) -> dict[str, int]:
+        return await run_sweep(self.settings, self.store, self.jobs, tuple(job_handlers()))
+
+
+_sweeper: Sweeper | None = None
+
+
+def get_sweeper() -> Sweeper:
+    """The process's sweeper, built on first use (the `sweep` target)."""
+    global _sweeper
+    if _sweeper is None:
+        settings = Settings()
+        _sweeper = Sweeper(settings, _job_store(_store(settings)), _jobs(settings))
+    return _sweeper
 
 
 _runtime: Runtime | None = None
@@ -257,5 +388,7 @@ async def get_runtime() -> Runtime:
                 configure_observability(settings)
                 runtime = build_runtime(settings)
                 await warm_up(runtime.chat.deps, runtime.settings.default_app)
+                if runtime.settings.jobs == "inprocess":
+                    runtime.start_sweeper()
                 _runtime = runtime
     return _runtime

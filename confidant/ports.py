@@ -51,6 +51,8 @@ class MemoryRecord(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     session_id: str | None = None
     created_at: datetime
+    # Unit-length document embedding (memory search); never part of API output.
+    embedding: list[float] | None = Field(default=None, exclude=True, repr=False)
 
 
 class JobRecord(BaseModel):

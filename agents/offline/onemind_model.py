@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
+from agents.offline import extractors
 from agents.offline.relationship_model import plan_relationship_turn
 from agents.offline.scripted import ScriptedTurn, ScriptPlanner
 from agents.offline.scripted import instruction_text as _instruction_text
@@ -257,6 +258,10 @@ def _after_tool(
     return ScriptedTurn(text=lines["safe"])
 
 
+def _request_text(contents: Sequence[types.Content]) -> str:
+    return "\n".join(part.text or "" for content in contents for part in content.parts or [])
+
+
 def _usage(llm_request: LlmRequest, output: str) -> types.GenerateContentResponseUsageMetadata:
     # A rough 4-characters-per-token estimate, so usage metrics have something to record.
     prompt_chars = len(_instruction_text(llm_request.config)) + sum(
@@ -295,6 +300,18 @@ class OfflineModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
+        extracted = extractors.answer(
+            _instruction_text(llm_request.config), _request_text(llm_request.contents)
+        )
+        if extracted is not None:  # a post-turn job's extractor, not the coach
+            yield LlmResponse(
+                content=types.Content(role="model", parts=[types.Part(text=extracted)]),
+                turn_complete=True,
+                finish_reason=types.FinishReason.STOP,
+                usage_metadata=_usage(llm_request, extracted),
+                model_version=self.model,
+            )
+            return
         turn = plan_scripted_turn(llm_request)
         if turn.call_name is not None:
             # Function calls arrive whole, as one final response (as with Gemini's last chunk).

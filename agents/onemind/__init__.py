@@ -13,7 +13,10 @@ SPEC = register(
             "with wisdom passages and an integration crystal kept in long-term memory."
         ),
         build_root=build_onemind_root,
-        context=("memories",),
+        # The rolling summary carries what left the model's window; memory hits (facts and
+        # past crystals ranked for the message) replace the plain list of recent memories.
+        context=("summary", "memory_hits"),
+        job_kinds=("emotion", "summary", "memory"),
         progress=onemind_progress,
     )
 )

@@ -25,6 +25,11 @@ ROOT_AGENT_NAME = "onemind_coach"
 DEFAULT_LOCALE = "en"
 MAX_PAST_CRYSTALS = 3  # enough to build on without crowding the prompt
 MAX_CRYSTAL_TEXT_CHARS = 200
+MAX_MEMORY_HITS = 5
+MAX_SUMMARY_CHARS = 1500
+# Context sources onemind declares (AppSpec.context).
+SUMMARY_SOURCE = "summary"
+MEMORY_HITS_SOURCE = "memory_hits"
 
 
 def conversation_locale(state: Mapping[str, Any], turn: TurnContext) -> str:
@@ -55,6 +60,33 @@ def past_crystal_lines(memories: Sequence[MemoryRecord]) -> list[str]:
     return lines
 
 
+def _memory_hits(turn: TurnContext) -> list[MemoryRecord]:
+    return list(turn.loaded.get(MEMORY_HITS_SOURCE) or ())
+
+
+def past_crystals(turn: TurnContext) -> list[MemoryRecord]:
+    """Crystals the turn loaded: recent ones (`memories`), then those among the memory hits."""
+    seen: set[str] = set()
+    crystals = []
+    for record in [*turn.memories, *_memory_hits(turn)]:
+        if record.kind == CRYSTAL_KIND and record.id not in seen:
+            seen.add(record.id)
+            crystals.append(record)
+    return crystals
+
+
+def memory_hit_lines(turn: TurnContext) -> list[str]:
+    """One "- fact" line per non-crystal memory hit (most similar first)."""
+    facts = [r for r in _memory_hits(turn) if r.kind != CRYSTAL_KIND]
+    return [f"- {_one_line(r.text)}" for r in facts[:MAX_MEMORY_HITS]]
+
+
+def rolling_summary(turn: TurnContext) -> str | None:
+    summary = turn.loaded.get(SUMMARY_SOURCE)
+    text = str(summary.get("text") or "").strip() if isinstance(summary, Mapping) else ""
+    return _one_line(text, MAX_SUMMARY_CHARS) if text else None
+
+
 def render_instruction(state: Mapping[str, Any], turn: TurnContext) -> str:
     """The full system instruction for the current stage (pure, so it is easy to test)."""
     stage = current_stage(state)
@@ -81,7 +113,13 @@ def render_instruction(state: Mapping[str, Any], turn: TurnContext) -> str:
     ]
     if note_lines:
         sections.append("\n".join([prompts.STAGE_NOTES_HEADER, *note_lines]))
-    crystal_lines = past_crystal_lines(turn.memories)
+    summary = rolling_summary(turn)
+    if summary:
+        sections.append("\n".join([prompts.ROLLING_SUMMARY_HEADER, summary]))
+    fact_lines = memory_hit_lines(turn)
+    if fact_lines:
+        sections.append("\n".join([prompts.MEMORY_HITS_HEADER, *fact_lines]))
+    crystal_lines = past_crystal_lines(past_crystals(turn))
     if crystal_lines:
         sections.append("\n".join([prompts.PAST_INTEGRATIONS_HEADER, *crystal_lines]))
     return "\n\n".join(sections)

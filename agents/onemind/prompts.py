@@ -68,4 +68,12 @@ Earlier integration crystals (build on them when relevant, do not repeat them ve
 
 STAGE_NOTES_HEADER = "# THIS SESSION SO FAR"
 
+ROLLING_SUMMARY_HEADER = """\
+# EARLIER IN THIS CONVERSATION
+A summary of the conversation up to the recent messages (continue from it, do not repeat it):"""
+
+MEMORY_HITS_HEADER = """\
+# WHAT YOU KNOW ABOUT THIS USER
+Facts the user shared in earlier conversations (use them naturally, never list them back):"""
+
 LANGUAGE_NAMES: dict[str, str] = {"zh": "Simplified Chinese (简体中文)", "en": "English"}

@@ -12,16 +12,15 @@ from agents.relationship.instructions import (
     SUMMARY,
 )
 from agents.relationship.options import RelationshipOptions
+from agents.relationship.proposals import JOB_KIND as PROPOSAL_JOB_KIND
 from agents.relationship.router import before_run
 
-# The sources this branch provides. At merge with the post-turn jobs issue, switch `context`
-# to INTENDED_CONTEXT: the instructions already render summary / emotions / memory hits when
-# they are loaded (and leave their sections out when not).
-CONTEXT = (PERSON, SELF_PROFILE)
-INTENDED_CONTEXT = (PERSON, SELF_PROFILE, SUMMARY, EMOTIONS, MEMORY_HITS)
-# Likewise: set `job_kinds=INTENDED_JOB_KINDS` once the job service has these kinds (the
-# emotion job should link its snapshot to the turn's `person_id` option).
-INTENDED_JOB_KINDS = ("emotion", "summary", "memory")
+# What a turn loads (in parallel with the lease); the instructions leave a section out when its
+# source has no data yet (a new user, a session whose jobs have not run).
+CONTEXT = (PERSON, SELF_PROFILE, SUMMARY, EMOTIONS, MEMORY_HITS)
+# Post-turn jobs: the emotion snapshot links to the turn's `person_id` option; profile
+# proposals are this app's own kind (confidant/relationship/jobs.py).
+JOB_KINDS = ("emotion", "summary", "memory", PROPOSAL_JOB_KIND)
 
 SPEC = register(
     AppSpec(
@@ -34,10 +33,11 @@ SPEC = register(
         ),
         build_root=build_relationship_root,
         context=CONTEXT,
+        job_kinds=JOB_KINDS,
         options_model=RelationshipOptions,
         routes=ROUTES,
         before_run=before_run,
     )
 )
 
-__all__ = ["APP_NAME", "INTENDED_CONTEXT", "INTENDED_JOB_KINDS", "SPEC"]
+__all__ = ["APP_NAME", "CONTEXT", "JOB_KINDS", "SPEC"]

@@ -14,10 +14,17 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from confidant.errors import ConfidantError
+from confidant.jobs.store import JobStore
+from confidant.ports import Embedder
 from confidant.sessions.store import SessionStore
 
 MEMORIES = "memories"
+SUMMARY = "summary"
+EMOTIONS = "emotions"
+MEMORY_HITS = "memory_hits"
 RECENT_MEMORIES_PER_TURN = 5
+EMOTION_TRAJECTORY = 5
+MEMORY_HITS_PER_TURN = 5
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,46 @@ class RecentMemoriesSource:
 
     async def load(self, request: ContextRequest) -> Any:
         return await self._store.list_memories(request.user_id, limit=self._limit)
+
+
+class SummarySource:
+    """The session's rolling summary, `{"text", "covers_seq"}` or None (one document read)."""
+
+    def __init__(self, store: JobStore) -> None:
+        self._store = store
+
+    async def load(self, request: ContextRequest) -> Any:
+        return await self._store.summary(request.user_id, request.app, request.session_id)
+
+
+class EmotionsSource:
+    """The user's last emotion snapshots in this app, oldest first (one query)."""
+
+    def __init__(self, store: JobStore, limit: int = EMOTION_TRAJECTORY) -> None:
+        self._store = store
+        self._limit = limit
+
+    async def load(self, request: ContextRequest) -> Any:
+        return await self._store.emotions(
+            request.user_id, app=request.app, session_id=None, limit=self._limit
+        )
+
+
+class MemoryHitsSource:
+    """The user's memories nearest to the turn's message (every app's, crystals included)."""
+
+    def __init__(
+        self, store: JobStore, embedder: Embedder, limit: int = MEMORY_HITS_PER_TURN
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._limit = limit
+
+    async def load(self, request: ContextRequest) -> Any:
+        [vector] = await self._embedder.embed([request.message], task="query")
+        return await self._store.search_memories(
+            request.user_id, vector, app=None, limit=self._limit
+        )
 
 
 async def load_context(

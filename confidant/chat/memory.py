@@ -1,4 +1,10 @@
-"""ADK's memory-service contract over our store: writes made during a turn commit with it."""
+"""ADK's memory-service contract over our store: writes made during a turn commit with it.
+
+Every memory is stored with its embedding (document task), and `search_memory` ranks the
+user's memories by cosine similarity to the query (query task): Firestore vector search in the
+cloud (`find_nearest`, which the emulator supports too), a bounded scan in the embedded store.
+Any app can use it through ADK's `load_memory` / `preload_memory` tools.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +19,8 @@ from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.sessions import Session
 from google.genai import types
 
-from confidant.ports import MemoryRecord
+from confidant.jobs.store import JobStore
+from confidant.ports import Embedder, MemoryRecord
 from confidant.sessions.service import current_turn
 from confidant.sessions.store import SessionStore
 
@@ -54,11 +61,31 @@ def to_entry(record: MemoryRecord) -> MemoryEntry:
 
 class TurnMemoryService(BaseMemoryService):
     """Long-term memory in the user's subtree. Inside a turn, `add_memory` is buffered and
-    written in the turn's commit, so a memory never outlives a turn that failed."""
+    written in the turn's commit, so a memory never outlives a turn that failed.
 
-    def __init__(self, store: SessionStore, *, search_limit: int = 50) -> None:
+    Args:
+        store: Where memories are written.
+        embedder / search: With both, memories are embedded and searched by similarity;
+            without, search falls back to shared words over the most recent memories.
+        across_apps: Search all of the user's memories (True) or only the asking app's.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        embedder: Embedder | None = None,
+        search: JobStore | None = None,
+        across_apps: bool = True,
+        search_limit: int = 50,
+        hits: int = 10,
+    ) -> None:
         self._store = store
+        self._embedder = embedder
+        self._search = search
+        self._across_apps = across_apps
         self._search_limit = search_limit
+        self._hits = hits
 
     async def add_memory(
         self,
@@ -69,6 +96,11 @@ class TurnMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         records = [to_record(app_name, user_id, entry) for entry in memories]
+        if self._embedder is not None and records:
+            vectors = await self._embedder.embed([r.text for r in records], task="document")
+            records = [
+                r.model_copy(update={"embedding": v}) for r, v in zip(records, vectors, strict=True)
+            ]
         turn = current_turn()
         if turn is not None and (turn.key.app, turn.key.user_id) == (app_name, user_id):
             turn.memories.extend(records)
@@ -78,13 +110,18 @@ class TurnMemoryService(BaseMemoryService):
     async def search_memory(
         self, *, app_name: str, user_id: str, query: str
     ) -> SearchMemoryResponse:
-        records = await self._store.list_memories(user_id, app=app_name, limit=self._search_limit)
+        app = None if self._across_apps else app_name
+        if self._embedder is not None and self._search is not None and query.strip():
+            [vector] = await self._embedder.embed([query], task="query")
+            hits = await self._search.search_memories(user_id, vector, app=app, limit=self._hits)
+            return SearchMemoryResponse(memories=[to_entry(r) for r in hits])
+        records = await self._store.list_memories(user_id, app=app, limit=self._search_limit)
         wanted = _tokens(query)
         scored = [
             (len(wanted & _tokens(r.text + " " + r.data.get("name", ""))), r) for r in records
         ]
         hits = [r for score, r in sorted(scored, key=lambda s: -s[0]) if score > 0 or not wanted]
-        return SearchMemoryResponse(memories=[to_entry(r) for r in hits[:10]])
+        return SearchMemoryResponse(memories=[to_entry(r) for r in hits[: self._hits]])
 
     async def add_session_to_memory(self, session: Session) -> None:
         raise NotImplementedError(

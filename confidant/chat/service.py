@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from google.adk import Runner
@@ -47,6 +48,7 @@ from confidant.errors import (
     StaleTurnError,
     TransientModelError,
 )
+from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.observability import TURN_SPAN, tracer
 from confidant.ports import JobBus, JobRecord
@@ -96,6 +98,7 @@ class ChatService:
         policy: TurnPolicy,
         context_sources: Mapping[str, ContextSource] | None = None,
         artifacts: BaseArtifactService | None = None,
+        memory: TurnMemoryService | None = None,
     ) -> None:
         self.sessions = sessions
         self.artifacts = artifacts
@@ -106,6 +109,7 @@ class ChatService:
         self.context_sources: Mapping[str, ContextSource] = context_sources or {
             MEMORIES: RecentMemoriesSource(store)
         }
+        self.memory = memory or TurnMemoryService(store)
 
     async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn:
         """Lease the session and load the turn's context; raises before anything is streamed."""
@@ -274,7 +278,7 @@ class PreparedTurn:
                     for part in translator.finish():
                         emit(part)
                     pauses = pause_parts(self._spec, turn.session)
-                    jobs = self._jobs()
+                    jobs = self._jobs(translator.reply)
                     with tracer.start_as_current_span("confidant.commit"):
                         await turn.commit(jobs=jobs)
                 except ConfidantError as error:
@@ -289,10 +293,12 @@ class PreparedTurn:
             self.result.pauses = pauses
             for part in pauses:  # announced once the paused run is safely stored
                 emit(part)
-            await self._publish(jobs)
             emit({"type": "finish"})
         finally:
             emit(_END)
+        # After the reply's last byte: a turn never waits on the bus. The jobs are already in
+        # the outbox (committed above); this task is kept alive until it has published them.
+        await self._publish(jobs)
 
     async def _run(self, emit: Callable[[Any], None], translator: EventTranslator) -> None:
         """Run the fresh agent tree, emitting UI parts for its events and for model retries."""
@@ -301,7 +307,7 @@ class PreparedTurn:
         runner = Runner(
             app=app,
             session_service=service.sessions,
-            memory_service=TurnMemoryService(service.store),
+            memory_service=service.memory,
             artifact_service=service.artifacts,
         )
 
@@ -347,9 +353,35 @@ class PreparedTurn:
             parts.append(data_part(name, payload))
         return parts
 
-    def _jobs(self) -> list[JobRecord]:
-        # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.
-        return []
+    def _jobs(self, reply: str) -> list[JobRecord]:
+        """The post-turn jobs of the app's declared kinds, one per kind, keyed by
+        (session, turn, kind): the turn is the revision this commit writes."""
+        turn = self._turn
+        record = turn.loaded.record
+        revision = record.revision + 1
+        payload = {
+            "message": self._request.message,
+            "reply": reply,
+            "locale": self._request.locale,
+            "first_seq": record.next_seq,
+            "last_seq": record.next_seq + len(turn.events) - 1,
+            "options": dict(self._context.options),
+        }
+        now = datetime.now(UTC)
+        key = turn.key
+        return [
+            JobRecord(
+                job_id=job_id(key.user_id, key.app, key.session_id, revision, kind),
+                kind=kind,
+                user_id=key.user_id,
+                app=key.app,
+                session_id=key.session_id,
+                turn=revision,
+                payload=payload,
+                created_at=now,
+            )
+            for kind in self._spec.job_kinds
+        ]
 
     async def _publish(self, jobs: list[JobRecord]) -> None:
         """Publish exactly the jobs the commit wrote to the outbox."""

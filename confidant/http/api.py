@@ -6,6 +6,7 @@ GET    /v1/sessions?app=            the caller's sessions of an app
 GET    /v1/sessions/{id}?app=&page_size=&page_token=   one session with a page of its events
 DELETE /v1/sessions/{id}?app=       delete one session
 DELETE /v1/me                       erase everything the caller owns
+GET    /v1/me/memories, DELETE /v1/me/memories/{id}, GET /v1/me/emotions   (confidant/http/me.py)
 GET    /v1/apps                     the served apps, their skills and extra endpoints
 GET    /healthz
 
@@ -14,6 +15,7 @@ Apps add endpoints of their own through `AppSpec.routes` (agents/registry.py).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -31,6 +33,7 @@ from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
+from confidant.http import me
 from confidant.http.artifacts import ARTIFACT_PATH, artifact_response
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
@@ -94,6 +97,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             _allow(method, "DELETE")
             removed = await runtime.erase_user(user_id)
             return JSONResponse({"deleted": True, "records": removed})
+        if path.startswith(me.PREFIX):
+            return await me.handle(request, runtime, user_id, path)
         app_route = _app_route(method, path)
         if app_route is not None:
             route, found = app_route
@@ -273,7 +278,10 @@ def _page_args(request: Request) -> tuple[int, int | None]:
 
 async def _get_session(request: Request, runtime: Runtime, key: SessionKey) -> Response:
     size, after = _page_args(request)
-    page = await runtime.store.read_events(key, after_seq=after, limit=size)  # 404 if missing
+    page, summary = await asyncio.gather(  # 404 if missing
+        runtime.store.read_events(key, after_seq=after, limit=size),
+        runtime.job_store.summary(key.user_id, key.app, key.session_id),
+    )
     events = [
         {"seq": stored["seq"]}
         | Event.model_validate_json(stored["json"]).model_dump(
@@ -283,7 +291,7 @@ async def _get_session(request: Request, runtime: Runtime, key: SessionKey) -> R
     ]
     return JSONResponse(
         {
-            "session": _session_json(page.record),
+            "session": _session_json(page.record) | {"summary": summary},
             "events": events,
             "next_page_token": None if page.next_after_seq is None else str(page.next_after_seq),
         }

@@ -20,3 +20,15 @@ class MalformedEnvelopeError(BadRequestError):
     """A push delivery that is not a Pub/Sub envelope carrying a JobRecord."""
 
     code = "malformed_envelope"
+
+
+class TransientJobError(Exception):
+    """A job failed in a way worth retrying (Pub/Sub redelivers it; the in-process bus retries)."""
+
+
+class PoisonJobError(Exception):
+    """A job that can never succeed (malformed payload, unknown kind): acknowledged, recorded."""
+
+
+class StaleJobError(Exception):
+    """A job superseded by a later one (an older turn's summary): acknowledged, no effect."""

@@ -11,6 +11,7 @@ Ordering is not needed: each job is idempotent by (session, turn, kind).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 import re
@@ -102,20 +103,16 @@ class PubSubJobBus:
         if not jobs:
             return
         client = await self._publisher()
-        futures: list[asyncio.Future[str]] = []
-        for job in jobs:
-            try:
-                google_future = client.publish(
-                    self.topic_path(job.kind),
-                    job.model_dump_json().encode(),
-                    **job_attributes(job),
-                )
-            except Exception as exc:  # e.g. an invalid kind or an oversized message
-                futures.append(_failed_future(exc))
-                continue
-            # The google future is a concurrent.futures.Future resolved by the client's threads:
-            # wrapping it awaits without blocking the event loop.
-            futures.append(asyncio.wrap_future(google_future))
+        # `client.publish` serialises, batches and starts a commit thread per message: a few
+        # milliseconds of work done off the event loop, so the loop keeps serving replies.
+        submitted = await asyncio.to_thread(self._submit, client, jobs)
+        futures: list[asyncio.Future[str]] = [
+            _failed_future(item) if isinstance(item, Exception)
+            # The google future is a concurrent.futures.Future resolved by the client's
+            # threads: wrapping it awaits without blocking the event loop.
+            else asyncio.wrap_future(item)
+            for item in submitted
+        ]
         try:
             results = await asyncio.wait_for(
                 asyncio.gather(*futures, return_exceptions=True), self._timeout_s
@@ -137,6 +134,23 @@ class PubSubJobBus:
                 f"failed to publish {len(failures)} of {len(jobs)} job(s): {detail}",
                 job_ids=[job.job_id for job, _ in failures],
             )
+
+    def _submit(
+        self, client: PublisherClient, jobs: Sequence[JobRecord]
+    ) -> list[concurrent.futures.Future[str] | Exception]:
+        submitted: list[concurrent.futures.Future[str] | Exception] = []
+        for job in jobs:
+            try:
+                submitted.append(
+                    client.publish(
+                        self.topic_path(job.kind),
+                        job.model_dump_json().encode(),
+                        **job_attributes(job),
+                    )
+                )
+            except Exception as exc:  # e.g. an invalid kind or an oversized message
+                submitted.append(exc)
+        return submitted
 
     async def ensure_topics(self, kinds: Iterable[str]) -> list[str]:
         """Create the topics of `kinds` if missing (local and emulator setup; Terraform in cloud).

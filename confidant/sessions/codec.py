@@ -31,6 +31,7 @@ def memory_to_row(record: MemoryRecord) -> dict[str, Any]:
         "data": dumps(record.data),
         "session_id": record.session_id,
         "created_at": record.created_at.timestamp(),
+        "embedding": record.embedding,  # each store encodes it (JSON text, a Firestore Vector)
     }
 
 
@@ -44,7 +45,16 @@ def memory_from_row(row: dict[str, Any]) -> MemoryRecord:
         data=loads_dict(row["data"]),
         session_id=row.get("session_id"),
         created_at=datetime.fromtimestamp(row["created_at"], tz=UTC),
+        embedding=_vector(row.get("embedding")),
     )
+
+
+def _vector(value: Any) -> list[float] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return json.loads(value)
+    return [float(x) for x in value]  # a list, or a Firestore Vector (a sequence of floats)
 
 
 def job_to_row(job: JobRecord) -> dict[str, Any]:

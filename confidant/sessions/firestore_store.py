@@ -24,9 +24,10 @@ from google.api_core import exceptions as gexc
 from google.cloud import firestore
 from google.cloud.firestore_v1.async_batch import AsyncWriteBatch
 from google.cloud.firestore_v1.async_transaction import AsyncTransaction
+from google.cloud.firestore_v1.vector import Vector
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
-from confidant.ports import MemoryRecord
+from confidant.ports import JobRecord, MemoryRecord
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -49,10 +50,37 @@ CHUNKS = "chunks"
 MEMORIES = "memories"
 APP_STATES = "app_states"
 JOBS = "jobs"
+EMOTIONS = "emotions"  # users/{uid}/emotions/{job_id}: snapshots written by emotion jobs
+JOB_FAILURES = "job_failures"  # poison job deliveries kept for inspection
 # Outbox records are idempotency keys for their jobs; Firestore's TTL policy drops them after this.
 JOB_RECORD_TTL = timedelta(days=7)
 # begin_turn re-reads and retries when another writer slips in between its read and its write.
 _LEASE_ATTEMPTS = 5
+
+
+def outbox_document(job: JobRecord, status: str = "pending") -> dict[str, Any]:
+    """An outbox entry: the fields queries need, the job itself as one unindexed JSON string
+    (every indexed field costs the turn's commit; measured in bench/jobs.py)."""
+    return {
+        "status": status,
+        "kind": job.kind,
+        "user_id": job.user_id,
+        "session_id": job.session_id,
+        "created_at": job.created_at.timestamp(),
+        "job": job.model_dump_json(),
+        "expire_at": job.created_at + JOB_RECORD_TTL,
+    }
+
+
+def job_from_document(doc: dict[str, Any]) -> JobRecord:
+    return JobRecord.model_validate_json(doc["job"])
+
+
+def memory_document(record: MemoryRecord) -> dict[str, Any]:
+    """A memory as stored: its embedding a Firestore Vector, so vector search can rank it."""
+    doc = codec.memory_to_row(record)
+    doc["embedding"] = None if record.embedding is None else Vector(record.embedding)
+    return doc
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -280,11 +308,10 @@ class FirestoreSessionStore:
         for memory in write.memories:
             writer.set(
                 self._user(memory.user_id).collection(MEMORIES).document(memory.id),
-                codec.memory_to_row(memory),
+                memory_document(memory),
             )
         for job in write.jobs:
-            row = codec.job_to_row(job) | {"expire_at": job.created_at + JOB_RECORD_TTL}
-            writer.set(self.client.collection(JOBS).document(job.job_id), row)
+            writer.set(self.client.collection(JOBS).document(job.job_id), outbox_document(job))
 
     async def renew_turn(
         self, key: SessionKey, *, holder: str, now: float, ttl_s: float, token: object | None
@@ -375,14 +402,21 @@ class FirestoreSessionStore:
         snap = await ref.get()
         if not snap.exists:
             return False
-        await self.client.recursive_delete(ref)
-        async for job in (
+        await self.client.recursive_delete(ref)  # with its chunks and rolling summary
+        outbox = (
             self.client.collection(JOBS)
             .where(filter=firestore.FieldFilter("user_id", "==", key.user_id))
             .where(filter=firestore.FieldFilter("session_id", "==", key.session_id))
-            .stream()
-        ):
-            await job.reference.delete()
+        )
+        async for doc in outbox.stream():
+            await doc.reference.delete()
+        emotions = (
+            self._user(key.user_id)
+            .collection(EMOTIONS)
+            .where(filter=firestore.FieldFilter("session_id", "==", key.session_id))
+        )
+        async for doc in emotions.stream():
+            await doc.reference.delete()
         return True
 
     async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:
@@ -393,7 +427,7 @@ class FirestoreSessionStore:
         for record in records:
             batch.set(
                 self._user(record.user_id).collection(MEMORIES).document(record.id),
-                codec.memory_to_row(record),
+                memory_document(record),
             )
         await batch.commit()
 
@@ -415,12 +449,18 @@ class FirestoreSessionStore:
 
     async def delete_user(self, user_id: str) -> int:
         removed = await self.client.recursive_delete(self._user(user_id))
-        async for job in (
-            self.client.collection(JOBS)
-            .where(filter=firestore.FieldFilter("user_id", "==", user_id))
-            .stream()
-        ):
-            await job.reference.delete()
+        # Records outside the user's subtree that name the user: the outbox and poison messages.
+        outbox = self.client.collection(JOBS).where(
+            filter=firestore.FieldFilter("user_id", "==", user_id)
+        )
+        failures = self.client.collection(JOB_FAILURES).where(
+            filter=firestore.FieldFilter("user_id", "==", user_id)
+        )
+        async for doc in outbox.stream():
+            await doc.reference.delete()
+            removed += 1
+        async for doc in failures.stream():
+            await doc.reference.delete()
             removed += 1
         return removed
 

@@ -52,13 +52,46 @@ CREATE TABLE IF NOT EXISTS jobs (
   job_id TEXT PRIMARY KEY, kind TEXT NOT NULL, user_id TEXT NOT NULL, app TEXT NOT NULL,
   session_id TEXT NOT NULL, turn INTEGER NOT NULL, payload TEXT NOT NULL,
   created_at REAL NOT NULL, status TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS summaries (
+  user_id TEXT NOT NULL, app TEXT NOT NULL, session_id TEXT NOT NULL,
+  text TEXT NOT NULL, covers_seq INTEGER NOT NULL, turn INTEGER NOT NULL, updated_at REAL NOT NULL,
+  PRIMARY KEY (user_id, app, session_id));
+CREATE TABLE IF NOT EXISTS user_records (
+  user_id TEXT NOT NULL, collection TEXT NOT NULL, id TEXT NOT NULL, app TEXT NOT NULL,
+  session_id TEXT, data TEXT NOT NULL, created_at REAL NOT NULL,
+  PRIMARY KEY (user_id, collection, id));
+CREATE INDEX IF NOT EXISTS user_records_by_time ON user_records (user_id, collection, created_at);
+CREATE TABLE IF NOT EXISTS job_failures (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT, reason TEXT NOT NULL, body TEXT NOT NULL,
+  received_at REAL NOT NULL);
 """
+# Columns added after the first release: (table, column, declaration) added to older files.
+_ADDED_COLUMNS = (
+    ("memories", "embedding", "TEXT"),
+    ("jobs", "sweeps", "INTEGER NOT NULL DEFAULT 0"),
+    ("jobs", "note", "TEXT"),
+    ("jobs", "done_at", "REAL"),
+)
+# Tables holding a user's data (DELETE /v1/me), and those also keyed by session.
+_USER_TABLES = (
+    "sessions", "event_chunks", "user_states", "memories", "jobs", "summaries", "user_records",
+    "job_failures",
+)
+_SESSION_TABLES = ("event_chunks", "jobs", "summaries", "user_records")
 
 _KEY_WHERE = "user_id = ? AND app = ? AND session_id = ?"
 
 
 def _key_args(key: SessionKey) -> tuple[str, str, str]:
     return (key.user_id, key.app, key.session_id)
+
+
+async def _add_missing_columns(conn: aiosqlite.Connection) -> None:
+    for table, column, declaration in _ADDED_COLUMNS:
+        async with conn.execute(f"PRAGMA table_info({table})") as cur:
+            present = {row["name"] for row in await cur.fetchall()}
+        if column not in present:
+            await conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
 class SqliteSessionStore:
@@ -74,6 +107,7 @@ class SqliteSessionStore:
         if self._conn is None:
             conn = await open_sqlite(self.path, _SCHEMA)
             conn.row_factory = aiosqlite.Row
+            await _add_missing_columns(conn)
             self._conn = conn
         return self._conn
 
@@ -95,6 +129,10 @@ class SqliteSessionStore:
     async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
         async with self._lock:
             yield await self._connection()
+
+    # The job store (confidant/jobs/sqlite_store.py) shares this connection and its lock.
+    transaction = _transaction
+    read = _read
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -306,8 +344,8 @@ class SqliteSessionStore:
     async def delete_session(self, key: SessionKey) -> bool:
         async with self._transaction() as conn:
             cur = await conn.execute(f"DELETE FROM sessions WHERE {_KEY_WHERE}", _key_args(key))
-            await conn.execute(f"DELETE FROM event_chunks WHERE {_KEY_WHERE}", _key_args(key))
-            await conn.execute(f"DELETE FROM jobs WHERE {_KEY_WHERE}", _key_args(key))
+            for table in _SESSION_TABLES:
+                await conn.execute(f"DELETE FROM {table} WHERE {_KEY_WHERE}", _key_args(key))
             return cur.rowcount > 0
 
     async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:
@@ -317,6 +355,7 @@ class SqliteSessionStore:
 
     async def _put_memory(self, conn: aiosqlite.Connection, record: MemoryRecord) -> None:
         row = codec.memory_to_row(record)
+        row["embedding"] = None if record.embedding is None else codec.dumps(record.embedding)
         await conn.execute(
             f"INSERT OR REPLACE INTO memories ({', '.join(row)}) VALUES "
             f"({', '.join('?' * len(row))})",
@@ -350,7 +389,7 @@ class SqliteSessionStore:
     async def delete_user(self, user_id: str) -> int:
         removed = 0
         async with self._transaction() as conn:
-            for table in ("sessions", "event_chunks", "user_states", "memories", "jobs"):
+            for table in _USER_TABLES:
                 cur = await conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
                 removed += max(cur.rowcount, 0)
         return removed

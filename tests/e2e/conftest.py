@@ -6,7 +6,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ import pytest
 
 from tests.conftest import TEST_PROJECT
 from tests.support.emulators import free_port
+from tests.support.push import functions_command
 from tests.support.tokens import TokenIssuer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,29 +92,19 @@ def cloud_server(
 
     def start(**overrides: str) -> Server:
         port = free_port()
-        env = base_env(
-            CONFIDANT_STORE="firestore",
-            CONFIDANT_JOBS="pubsub",
-            CONFIDANT_AUTH="firebase",
-            CONFIDANT_FIREBASE_PROJECT_ID=token_issuer.project_id,
-            CONFIDANT_JWKS_URL=token_issuer.jwks_url,
-            CONFIDANT_PROJECT_ID=TEST_PROJECT,
-            CONFIDANT_MODEL="offline",
-            FIRESTORE_EMULATOR_HOST=firestore_emulator,
-            PUBSUB_EMULATOR_HOST=pubsub_emulator,
-            **overrides,
-        )
-        command = [
-            sys.executable,
-            "-m",
-            "functions_framework",
-            "--asgi",
-            "--target=chat",
-            "--source=functions/main.py",
-            "--host=127.0.0.1",
-            f"--port={port}",
-        ]
-        server = start_server(command, env, port)
+        defaults = {
+            "CONFIDANT_STORE": "firestore",
+            "CONFIDANT_JOBS": "pubsub",
+            "CONFIDANT_AUTH": "firebase",
+            "CONFIDANT_FIREBASE_PROJECT_ID": token_issuer.project_id,
+            "CONFIDANT_JWKS_URL": token_issuer.jwks_url,
+            "CONFIDANT_PROJECT_ID": TEST_PROJECT,
+            "CONFIDANT_MODEL": "offline",
+            "FIRESTORE_EMULATOR_HOST": firestore_emulator,
+            "PUBSUB_EMULATOR_HOST": pubsub_emulator,
+        }
+        env = base_env(**(defaults | overrides))  # overrides may replace a default
+        server = start_server(functions_command("chat", port), env, port)
         servers.append(server)
         return server
 

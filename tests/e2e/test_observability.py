@@ -38,7 +38,12 @@ def _conversation(server: Server) -> None:
 
 
 def test_logs_and_traces_of_a_conversation_hold_no_words_and_no_key(tmp_path) -> None:
-    with FakeGemini(responder=echo_responder) as gemini, FakeOtlpCollector() as collector:
+    # The post-turn jobs' extractors (after each reply) get the echo, never the coach's script.
+    coach_only = lambda request: "CONFIDANT_EXTRACTOR" not in request.system_instruction  # noqa: E731
+    with (
+        FakeGemini(responder=echo_responder, scripted_for=coach_only) as gemini,
+        FakeOtlpCollector() as collector,
+    ):
         gemini.enqueue(
             text("That sounds lonely. What do you miss most?"),
             function_call("advance_stage", next_stage="stage_2_integration", summary="alone"),

@@ -18,6 +18,7 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
+from agents.relationship import roles
 from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import REPO, Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
@@ -156,7 +157,15 @@ def test_one_pipeline_turn_over_the_gemini_wire_format(tmp_path) -> None:
             authors = _stored_authors(server, "g-pipe")
         finally:
             stop_server(server)
-        requests = list(gemini.requests)
+        # The post-turn jobs (emotion, summary, memory, profile proposals) call the same model
+        # after the reply: only the router's and the specialists' requests are the turn's.
+        requests = [
+            r
+            for r in gemini.requests
+            if "RELATIONSHIP_AGENT:" in r.system_instruction
+            and f"RELATIONSHIP_AGENT: {roles.EXTRACTOR}" not in r.system_instruction
+            and "CONFIDANT_EXTRACTOR" not in r.system_instruction
+        ]
 
     assert of_type(parts, "data-route")[0]["data"] == {
         "mode": "pipe_analyze_strategist",

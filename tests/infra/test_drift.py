@@ -47,7 +47,7 @@ import pytest
 from confidant.jobs import topic_id
 from confidant.settings import Settings
 from tests.support import terraform as tf
-from tests.support.firestore_queries import Query, queries_in, queries_in_source
+from tests.support.firestore_queries import VECTOR, Query, queries_in, queries_in_source
 
 ROOT = tf.ROOT
 CODE_DIRECTORIES = ("confidant", "agents", "functions")
@@ -83,6 +83,13 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "taskflow_max_classification_corrections": "as taskflow_max_detail_rounds",
     "artifacts": "auto picks Cloud Storage because CONFIDANT_ARTIFACTS_BUCKET is set",
     "artifacts_dir": "local artifact files are for the embedded default only",
+    "job_deadline_s": "below the push subscription's ack deadline (60 s) as it is",
+    "job_publish_timeout_s": "how long a turn's background publish waits; no deployment reason",
+    "sweep_limit": "bounded sweep per scheduler call; extra_env overrides",
+    "sweep_grace_s": "as sweep_limit",
+    "sweep_max_republish": "as sweep_limit",
+    "sweep_interval_s": "the in-process sweep of the embedded default; Cloud Scheduler calls "
+    "the sweep target in the cloud",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",
@@ -324,7 +331,6 @@ def test_every_function_target_the_code_defines_is_deployed() -> None:
     assert default in code_function_targets()
 
 
-@pytest.mark.xfail(strict=True, reason="jobs/sweep targets land with issue 7")
 def test_everything_terraform_deploys_exists_in_the_code() -> None:
     missing_targets = set(terraform_services()) - code_function_targets()
     missing_kinds = terraform_job_kinds() - code_job_kinds()
@@ -397,7 +403,8 @@ def composite_indexes() -> list[tuple[str, str, list[tuple[str, str]]]]:
         (
             index["collection"],
             index["query_scope"],
-            [(f["field_path"], f["order"]) for f in index["fields"]],
+            # A vector field has no order, a dimension instead (find_nearest queries).
+            [(f["field_path"], f.get("order") or VECTOR) for f in index["fields"]],
         )
         for index in declared.values()
     ]

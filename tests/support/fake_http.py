@@ -28,8 +28,16 @@ StepT = TypeVar("StepT")
 class FakeHttpServer(Generic[RequestT, StepT]):
     """Background uvicorn server with a script queue, a responder hook and a request log."""
 
-    def __init__(self, responder: Callable[[RequestT], StepT] | None = None) -> None:
+    def __init__(
+        self,
+        responder: Callable[[RequestT], StepT] | None = None,
+        *,
+        scripted_for: Callable[[RequestT], bool] | None = None,
+    ) -> None:
         self.responder = responder
+        # Which requests take the queued steps (default: all); the others go to the responder,
+        # so background callers (post-turn jobs) cannot eat a conversation's script.
+        self.scripted_for = scripted_for
         self._lock = threading.Lock()
         self._queue: deque[StepT] = deque()
         self._requests: list[RequestT] = []
@@ -72,7 +80,8 @@ class FakeHttpServer(Generic[RequestT, StepT]):
     def _record_and_choose(self, request: RequestT) -> StepT | None:
         with self._lock:
             self._requests.append(request)
-            if self._queue:
+            scripted = self.scripted_for is None or self.scripted_for(request)
+            if self._queue and scripted:
                 return self._queue.popleft()
         responder = self.responder
         return responder(request) if responder is not None else None

@@ -2,11 +2,13 @@
 
 A query is followed through one function the way the store adapters write them:
 `client.collection(X)` / `.collection_group(X)` then `.where(filter=FieldFilter(f, op, v))`,
-`.order_by(f, direction=...)`, `.limit(...)`, `.select(...)` and finally `.stream()`, `.get()` or
-an aggregation (`.count()`, `.sum()`, `.avg()`), across assignments to local names and both arms
-of an `if` (a query built under a condition is two queries). Collection names may be string
-literals or module-level constants. Every `.where`/`.order_by` call in a scanned module must be
-part of a query found this way: a query built some other way fails loudly instead of being missed.
+`.order_by(f, direction=...)`, `.find_nearest(vector_field=...)` (a vector index: the equality
+fields, then the vector field), `.limit(...)`, `.select(...)` and finally `.stream()`, `.get()`
+or an aggregation (`.count()`, `.sum()`, `.avg()`), across assignments to local names and both
+arms of an `if` (a query built under a condition is two queries). Collection names may be
+string literals or module-level constants (defined there or imported from a project module).
+Every `.where`/`.order_by` call in a scanned module must be part of a query found this way: a
+query built some other way fails loudly instead of being missed.
 
 Index rules (Firestore, native mode):
 - one field, collection scope: served by the automatic single-field indexes, unless the field is
@@ -28,6 +30,7 @@ PASS_THROUGH = {"limit", "limit_to_last", "select", "offset", "start_at", "start
 PASS_THROUGH |= {"end_before"}
 EQUALITY = {"==", "in", "array_contains", "array-contains", "array_contains_any"}
 EQUALITY |= {"array-contains-any"}
+VECTOR = "VECTOR"  # the "direction" of the vector field in a find_nearest query's index
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,8 @@ class Query:
         return [f for f, op in self.filters if op not in EQUALITY]
 
     def needs_composite(self) -> bool:
+        if any(direction == VECTOR for _, direction in self.orders):
+            return True  # a nearest-neighbour query always needs a vector index
         if len(self.fields) <= 1:
             return False
         return bool(self.inequality_fields or self.orders)
@@ -70,9 +75,31 @@ class UnfollowedQueryError(AssertionError):
     pass
 
 
-def module_constants(tree: ast.Module) -> dict[str, str]:
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imported_constants(node: ast.ImportFrom, depth: int) -> dict[str, str]:
+    """String constants a `from project.module import NAME` brings in (collection names kept in
+    a module of their own), read from that module's source."""
+    if not node.module or node.level or depth > 2:
+        return {}
+    base = ROOT.joinpath(*node.module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            theirs = module_constants(ast.parse(path.read_text()), depth + 1)
+            return {
+                alias.asname or alias.name: theirs[alias.name]
+                for alias in node.names
+                if alias.name in theirs
+            }
+    return {}
+
+
+def module_constants(tree: ast.Module, depth: int = 0) -> dict[str, str]:
     constants = {}
     for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            constants.update(_imported_constants(node, depth))
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
             for target in node.targets:
                 if isinstance(target, ast.Name) and isinstance(node.value.value, str):
@@ -119,6 +146,14 @@ class _Function:
             order = (self.string(node.args[0]) or "?", _direction(node))
             return [
                 replace(q, orders=(*q.orders, order), calls=q.calls | {_pos(node)}) for q in base
+            ]
+        if method == "find_nearest":  # vector search: the index ends in a vector field
+            field_name = next(
+                (self.string(k.value) for k in node.keywords if k.arg == "vector_field"), None
+            )
+            vector = (field_name or "?", VECTOR)
+            return [
+                replace(q, orders=(*q.orders, vector), calls=q.calls | {_pos(node)}) for q in base
             ]
         if method in PASS_THROUGH:
             return base

@@ -14,6 +14,58 @@ locals {
         { field_path = "created_at", order = "DESCENDING" },
       ]
     }
+    # FirestoreJobStore.due_jobs (the outbox sweep): status == pending, created_at < t, oldest first.
+    jobs_due = {
+      collection  = "jobs"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "status", order = "ASCENDING" },
+        { field_path = "created_at", order = "ASCENDING" },
+      ]
+    }
+    # FirestoreJobStore.emotions: the trajectory by app, by session, or both; newest first.
+    emotions_by_app = {
+      collection  = "emotions"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "app", order = "ASCENDING" },
+        { field_path = "created_at", order = "DESCENDING" },
+      ]
+    }
+    emotions_by_session = {
+      collection  = "emotions"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "session_id", order = "ASCENDING" },
+        { field_path = "created_at", order = "DESCENDING" },
+      ]
+    }
+    emotions_by_app_session = {
+      collection  = "emotions"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "app", order = "ASCENDING" },
+        { field_path = "session_id", order = "ASCENDING" },
+        { field_path = "created_at", order = "DESCENDING" },
+      ]
+    }
+    # FirestoreJobStore.search_memories: find_nearest on the embedding (cosine), optionally
+    # within one app. The dimension is the embedder's (HashedEmbedder 512; Vertex: its model's).
+    memories_nearest = {
+      collection  = "memories"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "embedding", vector_dimension = var.memory_embedding_dimension },
+      ]
+    }
+    memories_nearest_by_app = {
+      collection  = "memories"
+      query_scope = "COLLECTION"
+      fields = [
+        { field_path = "app", order = "ASCENDING" },
+        { field_path = "embedding", vector_dimension = var.memory_embedding_dimension },
+      ]
+    }
   }
 
   # Single-field index overrides for collection-group queries (automatic single-field indexes
@@ -50,7 +102,15 @@ resource "google_firestore_index" "composite" {
     for_each = each.value.fields
     content {
       field_path = fields.value.field_path
-      order      = fields.value.order
+      order      = lookup(fields.value, "order", null)
+
+      dynamic "vector_config" {
+        for_each = lookup(fields.value, "vector_dimension", null) == null ? [] : [1]
+        content {
+          dimension = fields.value.vector_dimension
+          flat {}
+        }
+      }
     }
   }
 }
@@ -90,6 +150,18 @@ resource "google_firestore_field" "jobs_expire_at" {
   ttl_config {}
 
   # Not queried; a monotonically increasing indexed timestamp would only add write hotspots.
+  index_config {}
+}
+
+# job_failures/{id}.expire_at (FirestoreJobStore.record_failure: received + 7 days): poison
+# messages are kept for inspection, then expire.
+resource "google_firestore_field" "job_failures_expire_at" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "job_failures"
+  field      = "expire_at"
+
+  ttl_config {}
   index_config {}
 }
 

@@ -73,7 +73,15 @@ variable "firestore_unindexed_fields" {
     { collection = "chunks", field = "events" },
     { collection = "app_states", field = "state" },
     { collection = "jobs", field = "payload" },
+    { collection = "jobs", field = "job" },
+    { collection = "job_failures", field = "body" },
   ]
+}
+
+variable "memory_embedding_dimension" {
+  description = "Dimension of memory embeddings (the vector index): 512 for the offline hashed embedder, the model's output size with CONFIDANT_EMBEDDINGS=vertex."
+  type        = number
+  default     = 512
 }
 
 # --- Jobs (Pub/Sub) ------------------------------------------------------------------------
@@ -81,7 +89,7 @@ variable "firestore_unindexed_fields" {
 variable "job_kinds" {
   description = "Post-turn job kinds; each gets topic \"<topic_prefix>-<kind>\" and a push subscription."
   type        = list(string)
-  default     = ["emotion", "summary", "memory"]
+  default     = ["emotion", "summary", "memory", "profile_proposal"]
 
   validation {
     condition     = alltrue([for kind in var.job_kinds : can(regex("^[a-z][a-z0-9_-]{0,62}$", kind))])

@@ -85,3 +85,32 @@ def test_stage_order_helpers() -> None:
     assert next_stage(Stage.AWARENESS) is Stage.INTEGRATION
     assert next_stage(Stage.SOLIDIFICATION) is None
     assert stage_index(Stage.MICRO_ACTION) == 3
+
+
+def test_the_rolling_summary_and_memory_hits_reach_the_instruction() -> None:
+    hits = [
+        _memory("fact", "f1", "My sister lives in Berlin"),
+        _memory("integration_crystal", "Starting small", "starting small quiets the fear"),
+        _memory("fact", "f2", "I am a teacher"),
+    ]
+    turn = TurnContext(
+        "u",
+        "s",
+        locale="en",
+        loaded={
+            "summary": {"text": "The user is stuck on a thesis.", "covers_seq": 9},
+            "memory_hits": hits,
+        },
+    )
+    text = render_instruction({}, turn)
+    summary_at = text.index(prompts.ROLLING_SUMMARY_HEADER)
+    assert text[summary_at:].splitlines()[2] == "The user is stuck on a thesis."
+    facts = text[text.index(prompts.MEMORY_HITS_HEADER) :].splitlines()[2:4]
+    assert facts == ["- My sister lives in Berlin", "- I am a teacher"]  # most similar first
+    crystals = text[text.index(prompts.PAST_INTEGRATIONS_HEADER) :]
+    assert "- Starting small: starting small quiets the fear" in crystals
+    assert "teacher" not in crystals  # facts are not crystals
+
+    empty = render_instruction({}, TurnContext("u", "s", locale="en", loaded={"summary": None}))
+    assert prompts.ROLLING_SUMMARY_HEADER not in empty
+    assert prompts.MEMORY_HITS_HEADER not in empty

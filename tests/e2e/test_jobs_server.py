@@ -1,0 +1,178 @@
+"""Post-turn jobs end to end: the chat server publishes a turn's jobs to the Pub/Sub emulator,
+push subscriptions deliver them to the `jobs` target running in its own functions-framework
+process, and the results appear in the Firestore emulator. Also: a poison delivery, and Pub/Sub
+down during a turn (the turn succeeds; the `sweep` target publishes the jobs later)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from google.auth.credentials import AnonymousCredentials
+from google.cloud import firestore
+
+from tests.conftest import TEST_PROJECT
+from tests.e2e.conftest import Server, base_env, start_server, stop_server
+from tests.support.emulators import free_port
+from tests.support.push import create_job_topics, functions_command
+from tests.support.sse import parse_frames
+
+KINDS = ("emotion", "summary", "memory")
+
+
+@pytest.fixture
+def prefix() -> str:
+    return f"e2e{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def job_server(
+    firestore_emulator: str, pubsub_emulator: str, token_issuer: Any, prefix: str
+) -> Iterator[Callable[[str], Server]]:
+    """`start(target)`: a functions-framework server of the `jobs` or `sweep` target."""
+    servers: list[Server] = []
+
+    def start(target: str) -> Server:
+        port = free_port()
+        env = base_env(
+            CONFIDANT_STORE="firestore",
+            CONFIDANT_JOBS="pubsub",
+            CONFIDANT_AUTH="firebase",
+            CONFIDANT_FIREBASE_PROJECT_ID=token_issuer.project_id,
+            CONFIDANT_PROJECT_ID=TEST_PROJECT,
+            CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
+            CONFIDANT_MODEL="offline",
+            CONFIDANT_SWEEP_GRACE_S="0",
+            FIRESTORE_EMULATOR_HOST=firestore_emulator,
+            PUBSUB_EMULATOR_HOST=pubsub_emulator,
+        )
+        server = start_server(functions_command(target, port), env, port)
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        stop_server(server)
+
+
+def _push_to(server: Server, prefix: str) -> None:
+    create_job_topics(TEST_PROJECT, prefix, KINDS, push_to=server.base_url)
+
+
+def _db() -> firestore.Client:
+    return firestore.Client(project=TEST_PROJECT, credentials=AnonymousCredentials())
+
+
+def _eventually(read: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = read()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError("not visible in time")
+
+
+def _say(server: Server, token: str, session_id: str, text: str) -> list[dict]:
+    response = httpx.post(
+        f"{server.base_url}/v1/chat",
+        json={"message": text, "session_id": session_id},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
+    assert response.status_code == 200, response.text
+    parts, done = parse_frames(response.text)
+    assert done and parts[-1]["type"] == "finish", parts
+    return parts
+
+
+def _emotions(db: firestore.Client, uid: str) -> list[dict]:
+    return [d.to_dict() for d in db.collection(f"users/{uid}/emotions").stream()]
+
+
+def _summary(db: firestore.Client, uid: str, sid: str) -> dict | None:
+    snap = db.document(f"users/{uid}/apps/onemind/sessions/{sid}/meta/summary").get()
+    return snap.to_dict() if snap.exists else None
+
+
+def _facts(db: firestore.Client, uid: str) -> list[str]:
+    docs = [d.to_dict() for d in db.collection(f"users/{uid}/memories").stream()]
+    return sorted(d["text"] for d in docs if d["kind"] == "fact")
+
+
+def test_a_turns_jobs_reach_the_job_server_through_push_subscriptions(
+    cloud_server, job_server, token_issuer, prefix
+) -> None:  # type: ignore[no-untyped-def]
+    jobs = job_server("jobs")
+    _push_to(jobs, prefix)
+    chat = cloud_server(CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix)
+    uid = f"jobs-{uuid.uuid4().hex[:8]}"
+    token = token_issuer.issue(uid)
+    _say(chat, token, "s1", "I am a teacher and I feel stuck with my thesis")
+
+    db = _db()
+    [snapshot] = _eventually(lambda: _emotions(db, uid))
+    assert snapshot["user_mood"] == "stuck" and snapshot["session_id"] == "s1"
+    summary = _eventually(lambda: _summary(db, uid, "s1"))
+    assert "teacher" in summary["text"]
+    assert _eventually(lambda: _facts(db, uid)) == [
+        "I am a teacher and I feel stuck with my thesis"
+    ]
+    # The summary and the emotions through the API.
+    headers = {"Authorization": f"Bearer {token}"}
+    session = httpx.get(f"{chat.base_url}/v1/sessions/s1", headers=headers).json()
+    assert session["session"]["summary"]["text"] == summary["text"]
+    emotions = httpx.get(f"{chat.base_url}/v1/me/emotions?session_id=s1", headers=headers).json()
+    assert [e["user_mood"] for e in emotions["emotions"]] == ["stuck"]
+
+    # Each job was applied once and marked.
+    marks = [d.to_dict() for d in db.collection("jobs").where("user_id", "==", uid).stream()]
+    _eventually(
+        lambda: all(
+            d.to_dict()["status"] == "done"
+            for d in db.collection("jobs").where("user_id", "==", uid).stream()
+        )
+    )
+    assert sorted(m["kind"] for m in marks) == sorted(KINDS)
+
+    # A poison delivery is acknowledged (200, so Pub/Sub stops) and recorded.
+    poison = httpx.post(f"{jobs.base_url}/jobs/emotion", content=b'{"message": "nope"}')
+    assert poison.status_code == 200 and poison.json()["outcome"] == "poison"
+    failures = [d.to_dict() for d in db.collection("job_failures").stream()]
+    assert any('{"message": "nope"}' in f["body"] for f in failures)
+
+
+def test_pubsub_down_during_a_turn_then_the_sweep_publishes_the_jobs(
+    cloud_server, job_server, token_issuer, prefix
+) -> None:  # type: ignore[no-untyped-def]
+    jobs = job_server("jobs")
+    _push_to(jobs, prefix)
+    dead = f"127.0.0.1:{free_port()}"  # nothing listens there: Pub/Sub is down
+    chat = cloud_server(
+        CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
+        PUBSUB_EMULATOR_HOST=dead,
+        CONFIDANT_JOB_PUBLISH_TIMEOUT_S="1",
+    )
+    uid = f"down-{uuid.uuid4().hex[:8]}"
+    token = token_issuer.issue(uid)
+    _say(chat, token, "s1", "I have a sister in Lyon")  # the turn succeeds
+
+    db = _db()
+    pending = [d.to_dict() for d in db.collection("jobs").where("user_id", "==", uid).stream()]
+    assert sorted(p["kind"] for p in pending) == sorted(KINDS)
+    assert {p["status"] for p in pending} == {"pending"}
+    time.sleep(2)
+    assert _emotions(db, uid) == []  # nothing was delivered
+
+    sweep = job_server("sweep")
+    response = httpx.post(f"{sweep.base_url}/", timeout=30)
+    assert response.status_code == 200, response.text
+    assert response.json()["republished"] >= 3
+    assert _eventually(lambda: _facts(db, uid)) == ["I have a sister in Lyon"]
+    assert _eventually(lambda: _emotions(db, uid))
+    summary = _eventually(lambda: _summary(db, uid, "s1"))
+    assert summary["covers_seq"] == 1 and "Lyon" in summary["text"]  # user + reply: seqs 0, 1

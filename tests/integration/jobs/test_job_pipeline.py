@@ -1,0 +1,306 @@
+"""The post-turn job pipeline on each backend (SQLite file; Firestore on the emulator):
+real chat turns record jobs, and the tests deliver them — once, twice, concurrently, in
+reverse order, malformed — and read what the stores hold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.genai import errors as genai_errors
+
+from confidant.bootstrap import Runtime
+from confidant.chat.context import (
+    EMOTIONS,
+    MEMORY_HITS,
+    SUMMARY,
+    ContextRequest,
+    load_context,
+)
+from confidant.embeddings import HashedEmbedder
+from confidant.jobs.effects import JobEffect, JobOutcome, PutSummary
+from confidant.jobs.extractor import Extractor
+from confidant.jobs.handlers import FACT_KIND
+from confidant.jobs.service import JobDeps, JobService
+from confidant.jobs.sqlite_store import cosine
+from confidant.ports import MemoryRecord
+from confidant.sessions.records import SessionKey
+from tests.support.job_runtime import bus_of, job_runtime, new_user, say
+
+APP = "onemind"
+
+
+@pytest.fixture(params=["sqlite", "firestore"])
+async def runtime(request, tmp_path) -> AsyncIterator[Runtime]:  # type: ignore[no-untyped-def]
+    if request.param == "firestore":
+        request.getfixturevalue("firestore_emulator")
+    async with job_runtime(request.param, tmp_path) as runtime:
+        yield runtime
+
+
+async def _last_seq(runtime: Runtime, user: str, session: str) -> int:
+    loaded = await runtime.store.load(SessionKey(user, APP, session))
+    assert loaded is not None
+    return loaded.record.next_seq - 1
+
+
+async def test_a_turns_jobs_leave_a_snapshot_a_summary_and_memories(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am a teacher and I feel stuck with my thesis")
+    await say(runtime, user, "s", "My sister lives in Berlin and I'm afraid of calling her")
+    jobs = bus_of(runtime).published
+    assert sorted(job.kind for job in jobs) == ["emotion"] * 2 + ["memory"] * 2 + ["summary"] * 2
+    for job in jobs:  # in commit order, as a healthy transport delivers them
+        assert await runtime.job_service.handle(job) is JobOutcome.DONE, job.kind
+
+    emotions = await runtime.job_store.emotions(user, app=APP, session_id="s", limit=5)
+    assert [e["user_mood"] for e in emotions] == ["stuck", "afraid"]  # oldest first
+    assert [e["trend"] for e in emotions] == ["steady", "worsening"]
+    assert emotions[1]["other_mood"] is None  # the sister is mentioned, her mood is not
+
+    summary = await runtime.job_store.summary(user, APP, "s")
+    assert summary is not None
+    assert summary["covers_seq"] == await _last_seq(runtime, user, "s")
+    assert "teacher" in summary["text"] and "Berlin" in summary["text"]
+
+    memories = await runtime.store.list_memories(user)
+    assert sorted(m.text for m in memories) == [
+        "I am a teacher and I feel stuck with my thesis",
+        "My sister lives in Berlin and I'm afraid of calling her",
+    ]
+    assert all(m.kind == FACT_KIND and m.embedding for m in memories)
+
+    # The next turn's context: the summary and the memories nearest to its message.
+    loaded = await load_context(
+        runtime.chat.context_sources,
+        [SUMMARY, MEMORY_HITS, EMOTIONS],
+        ContextRequest(user, APP, "s", "how is my sister in Berlin", "en"),
+    )
+    assert loaded[SUMMARY] == summary
+    assert loaded[EMOTIONS] == emotions  # the trajectory, oldest first
+    assert loaded[MEMORY_HITS][0].text.startswith("My sister lives in Berlin")
+
+
+async def test_a_later_fact_updates_the_memory_it_changes(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am a teacher in a small town")
+    await say(runtime, user, "s", "I am a nurse now, and my cat is called Miso")
+    for job in bus_of(runtime).of_kind("memory"):
+        assert await runtime.job_service.handle(job) is JobOutcome.DONE
+    texts = sorted(m.text for m in await runtime.store.list_memories(user))
+    assert texts == ["I am a nurse now, and my cat is called Miso"] or texts == [
+        "I am a nurse now, and my cat is called Miso",
+    ]
+    [memory] = await runtime.store.list_memories(user)
+    assert memory.data["previous"] == "I am a teacher in a small town"
+
+
+async def test_redelivered_and_concurrent_deliveries_have_one_effect(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I have two kids and I am tired")
+    bus = bus_of(runtime)
+    [memory_job] = bus.of_kind("memory")
+    [emotion_job] = bus.of_kind("emotion")
+    outcomes = await asyncio.gather(*(runtime.job_service.handle(memory_job) for _ in range(3)))
+    _one_effect(outcomes)
+    assert await runtime.job_service.handle(memory_job) is JobOutcome.DUPLICATE
+    assert [m.text for m in await runtime.store.list_memories(user)] == [
+        "I have two kids and I am tired"
+    ]
+    both = await asyncio.gather(
+        runtime.job_service.handle(emotion_job), runtime.job_service.handle(emotion_job)
+    )
+    _one_effect(both)
+    assert await runtime.job_service.handle(emotion_job) is JobOutcome.DUPLICATE
+    assert len(await runtime.job_store.emotions(user, app=APP, session_id=None, limit=5)) == 1
+
+
+def _one_effect(outcomes: list[JobOutcome]) -> None:
+    """One delivery applied the effect; each other one saw its mark, or (when the database
+    aborted its contended transaction) asked for a redelivery, which then sees the mark."""
+    assert outcomes.count(JobOutcome.DONE) == 1, outcomes
+    assert set(outcomes) <= {JobOutcome.DONE, JobOutcome.DUPLICATE, JobOutcome.RETRY}, outcomes
+
+
+async def test_summaries_delivered_in_reverse_order_never_move_back(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I keep putting off my thesis")
+    await say(runtime, user, "s", "I am afraid it will not be good enough")
+    first, second = bus_of(runtime).of_kind("summary")
+    assert first.turn < second.turn
+    assert await runtime.job_service.handle(second) is JobOutcome.DONE
+    after_second = await runtime.job_store.summary(user, APP, "s")
+    assert await runtime.job_service.handle(first) is JobOutcome.STALE
+    assert await runtime.job_store.summary(user, APP, "s") == after_second
+    # The store refuses an older summary even when the handler's early check was passed.
+    older = JobEffect([PutSummary("an older summary", first.payload["last_seq"], first.turn)])
+    job = first.model_copy(update={"turn": first.turn + 100})  # a fresh mark
+    assert await runtime.job_store.apply(job, older, now=0.0) is JobOutcome.STALE
+    assert await runtime.job_store.summary(user, APP, "s") == after_second
+
+
+async def test_poison_messages_are_acknowledged_and_recorded(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "hello")
+    [emotion_job] = bus_of(runtime).of_kind("emotion")
+    assert await runtime.job_service.handle_push(b"{not json") is JobOutcome.POISON
+    assert await runtime.job_service.handle_push(b'{"message": {}}') is JobOutcome.POISON
+    no_text = emotion_job.model_copy(update={"payload": {}})
+    assert await runtime.job_service.handle(no_text) is JobOutcome.POISON
+    unknown = emotion_job.model_copy(update={"kind": "horoscope"})
+    assert await runtime.job_service.handle(unknown) is JobOutcome.POISON
+    failures = await runtime.job_store.failures()
+    reasons = " | ".join(f["reason"] for f in failures[:4])
+    assert "not JSON" in reasons and "no base64 'data'" in reasons
+    assert "'message'" in reasons and "horoscope" in reasons
+    # Marked: a redelivery of the poison job is not retried either.
+    assert await runtime.job_store.job_status(no_text) == "poison"
+    assert await runtime.job_service.handle(no_text) is JobOutcome.DUPLICATE
+
+
+class _FailingModel(BaseLlm):
+    model: str = "failing"
+    delay_s: float = 0.0
+
+    async def generate_content_async(  # type: ignore[override]
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncIterator[LlmResponse]:
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        raise genai_errors.ServerError(503, {"error": {"code": 503, "message": "overloaded"}})
+        yield  # pragma: no cover
+
+
+async def test_a_transient_failure_asks_for_a_retry_and_a_slow_one_stops_in_time(
+    runtime: Runtime,
+) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am tired")
+    [job] = bus_of(runtime).of_kind("emotion")
+    deps = runtime.job_service.deps
+    failing = JobService(
+        JobDeps(deps.store, deps.sessions, deps.embedder, Extractor(_FailingModel()))
+    )
+    assert await failing.handle(job) is JobOutcome.RETRY
+    slow = JobService(
+        JobDeps(deps.store, deps.sessions, deps.embedder, Extractor(_FailingModel(delay_s=5))),
+        deadline_s=0.2,
+    )
+    assert await slow.handle(job) is JobOutcome.RETRY
+    assert await runtime.job_store.job_status(job) == "pending"  # nothing applied, not marked
+    assert await runtime.job_service.handle(job) is JobOutcome.DONE  # the redelivery succeeds
+
+
+async def test_the_sweep_republishes_pending_jobs_oldest_first_and_bounded(
+    runtime: Runtime,
+) -> None:
+    user = new_user()
+    bus = bus_of(runtime)
+    bus.down = True  # publishing fails: the turns still succeed, the outbox keeps the jobs
+    await say(runtime, user, "s", "I am a painter")
+    await say(runtime, user, "s", "I have a garden")
+    assert bus.published == []
+    bus.down = False
+    due = await runtime.job_store.due_jobs(created_before=1e12, limit=1000)
+    mine = [job for job in due if job.user_id == user]
+    assert len(mine) == 6
+    assert [job.turn for job in mine] == sorted(job.turn for job in mine)
+
+    report = await runtime.job_service.sweep(bus, limit=1000, grace_s=0, max_sweeps=5)
+    assert report.republished >= 6
+    republished = [job for job in bus.published if job.user_id == user]
+    assert [job.job_id for job in republished] == [job.job_id for job in mine]
+    for job in republished:
+        assert await runtime.job_service.handle(job) is JobOutcome.DONE
+    assert sorted(m.text for m in await runtime.store.list_memories(user)) == [
+        "I am a painter",
+        "I have a garden",
+    ]
+    remaining = await runtime.job_store.due_jobs(created_before=1e12, limit=1000)
+    assert not [job for job in remaining if job.user_id == user]
+
+    # A job that never succeeds is abandoned after max_sweeps republishes.
+    await say(runtime, user, "s2", "hello there")
+    stuck = [job for job in bus.published if job.session_id == "s2"]
+    for _ in range(2):
+        await runtime.job_service.sweep(bus, limit=1000, grace_s=0, max_sweeps=2)
+    due = await runtime.job_store.due_jobs(created_before=1e12, limit=1000)
+    assert not [job for job in due if job.session_id == "s2" and job.user_id == user]
+    assert await runtime.job_store.job_status(stuck[0]) == "abandoned"
+
+
+async def test_memory_search_ranks_by_embedding_similarity(runtime: Runtime) -> None:
+    user = new_user()
+    embedder = HashedEmbedder()
+    texts = [
+        "My sister lives in Berlin",
+        "I have a dog named Pepper",
+        "I am learning to play the piano",
+        "My job is teaching chemistry",
+        "我有一只猫",
+    ]
+    vectors = await embedder.embed(texts, task="document")
+    from datetime import UTC, datetime
+
+    records = [
+        MemoryRecord(
+            id=f"m{i}",
+            user_id=user,
+            app=APP if i % 2 else "other",
+            kind="fact",
+            text=text,
+            created_at=datetime.now(UTC),
+            embedding=vector,
+        )
+        for i, (text, vector) in enumerate(zip(texts, vectors, strict=True))
+    ]
+    await runtime.store.add_memories(records)
+    [query] = await embedder.embed(["does my dog Pepper like walks"], task="query")
+    hits = await runtime.job_store.search_memories(user, query, app=None, limit=3)
+    expected = sorted(records, key=lambda r: -cosine(query, r.embedding or []))[:3]
+    assert [h.id for h in hits] == [r.id for r in expected]
+    assert hits[0].text == "I have a dog named Pepper"
+    scoped = await runtime.job_store.search_memories(user, query, app="other", limit=5)
+    assert {h.app for h in scoped} == {"other"} and len(scoped) == 3
+    # Through ADK's memory-service contract (what load_memory / preload_memory call).
+    found = await runtime.chat.memory.search_memory(
+        app_name=APP, user_id=user, query="piano lessons"
+    )
+    assert found.memories[0].content.parts[0].text == "I am learning to play the piano"
+
+
+async def test_the_person_a_turn_was_about_is_linked_to_its_snapshot(runtime: Runtime) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am angry at my brother")
+    [job] = bus_of(runtime).of_kind("emotion")
+    about = job.model_copy(update={"payload": job.payload | {"options": {"person_id": "p-7"}}})
+    assert await runtime.job_service.handle(about) is JobOutcome.DONE
+    [snapshot] = await runtime.job_store.emotions(user, app=APP, session_id="s", limit=5)
+    assert snapshot["person_id"] == "p-7" and snapshot["user_mood"] == "angry"
+
+
+async def test_deleting_the_user_removes_what_jobs_made_and_late_jobs_do_nothing(
+    runtime: Runtime,
+) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am a runner and I feel calm")
+    jobs = bus_of(runtime).published
+    for job in jobs[:2]:
+        await runtime.job_service.handle(job)
+    await runtime.store.delete_user(user)
+    for job in jobs[2:]:  # delivered after the erasure
+        assert await runtime.job_service.handle(job) in (JobOutcome.GONE, JobOutcome.STALE)
+    for job in jobs[:2]:  # redelivered after the erasure: no resurrection
+        assert await runtime.job_service.handle(job) is JobOutcome.GONE
+    assert await runtime.store.list_memories(user) == []
+    assert await runtime.job_store.emotions(user, app=None, session_id=None, limit=5) == []
+    assert await runtime.job_store.summary(user, APP, "s") is None
+    assert (
+        json.dumps(
+            await runtime.job_store.due_jobs(created_before=1e12, limit=1000), default=str
+        ).count(user)
+        == 0
+    )
