@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from google.adk.models import BaseLlm
 
+from agents.safety.classifier import CrisisClassifier
 from confidant.ports import MemoryRecord, WisdomIndex
 
 
@@ -16,6 +17,8 @@ class AgentDeps:
 
     model: BaseLlm
     wisdom: WisdomIndex
+    # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
+    crisis_classifier: CrisisClassifier | None = None
 
 
 @dataclass(frozen=True)

@@ -61,9 +61,12 @@ def _sum(counts: dict[tuple[str, bool, str], int], match: Callable[[str, bool, s
 
 def report(result: dict[str, Any]) -> str:
     fired, total = result["fired"], result["total"]
-    rows = ["| slice | recall (risky cases caught) | false alarms (benign cases fired) |",
-            "|---|---|---|"]
+    rows = [
+        "| slice | recall (risky cases caught) | false alarms (benign cases fired) |",
+        "|---|---|---|",
+    ]
     for lang in ("all", "en", "zh"):
+
         def of(risky: bool, lang: str = lang) -> Callable[[str, bool, str], bool]:
             return lambda cl, cr, _s: cr is risky and lang in ("all", cl)
 
@@ -107,21 +110,27 @@ def _median_us(function: Callable[[], object], runs: int) -> float:
 
 
 def speed(detector: CrisisDetector, cases: list[dict[str, Any]], runs: int) -> str:
-    benign = {lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
-              for lang in ("en", "zh")}
+    benign = {
+        lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
+        for lang in ("en", "zh")
+    }
     mixed = [text for pair in zip(benign["en"], benign["zh"], strict=False) for text in pair]
     messages = {
         "en": _long_message(benign["en"], ". "),
         "zh": _long_message(benign["zh"], "。"),
         "mixed": _long_message(mixed, " "),
     }
-    rows = ["| 2,000-char message | detect() median | NFKC baseline median | ratio |",
-            "|---|---|---|---|"]
+    rows = [
+        "| 2,000-char message | detect() median | NFKC baseline median | ratio |",
+        "|---|---|---|---|",
+    ]
     for name, message in messages.items():
         detector.detect(message)  # warm caches
         ours = _median_us(lambda m=message: detector.detect(m), runs)
         base = _median_us(lambda m=message: unicodedata.normalize("NFKC", m), runs)
-        rows.append(f"| {name} | {ours / 1000:.3f} ms | {base / 1000:.3f} ms | {ours / base:.0f}× |")
+        rows.append(
+            f"| {name} | {ours / 1000:.3f} ms | {base / 1000:.3f} ms | {ours / base:.0f}× |"
+        )
     return "\n".join(rows)
 
 
@@ -142,7 +151,9 @@ def main() -> None:
         print()
         for case in result["wrong"]:
             kind = "MISS" if case["risky"] else "FALSE ALARM"
-            print(f"{kind} [{case['lang']} {case['signal']}] {case['text']!r} fired={case['fired']}")
+            print(
+                f"{kind} [{case['lang']} {case['signal']}] {case['text']!r} fired={case['fired']}"
+            )
             print(f"    view: {case['view']!r}")
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps
+from agents.safety import CrisisClassifier
 from confidant.chat.service import ChatService, TurnPolicy
+from confidant.models.retry import RetryingLlm
 from confidant.ports import IdentityVerifier, JobBus, WisdomIndex
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
@@ -78,6 +80,14 @@ def _wisdom(settings: Settings) -> WisdomIndex:
     return LocalWisdomIndex()
 
 
+def _crisis_classifier(settings: Settings, model: BaseLlm) -> CrisisClassifier | None:
+    if not settings.crisis_classifier:
+        return None
+    # The bare model: a retry would only eat the classifier's short timeout.
+    inner = model.inner if isinstance(model, RetryingLlm) else model
+    return CrisisClassifier(inner, timeout_s=settings.crisis_classifier_timeout_s)
+
+
 def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:
     """Wire the process. `model` replaces the configured one (tests drive a scripted model)."""
     from confidant.models.factory import build_model
@@ -85,7 +95,12 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     store = _store(settings)
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
-    deps = AgentDeps(model=model or build_model(settings), wisdom=_wisdom(settings))
+    chat_model = model or build_model(settings)
+    deps = AgentDeps(
+        model=chat_model,
+        wisdom=_wisdom(settings),
+        crisis_classifier=_crisis_classifier(settings, chat_model),
+    )
     chat = ChatService(
         sessions=sessions,
         store=store,

@@ -149,7 +149,9 @@ class CrisisDetector:
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
         )
         message = _Message(view, lexicons, {})
-        candidates = [m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal)]
+        candidates = list(
+            dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
+        )
         means = message.spans(MEANS)
         if means and (message.has(ACCESS) or message.has(INTENT)):
             first = means[0]

@@ -61,8 +61,6 @@ SECTIONS: tuple[str, ...] = (
     THIRD_PERSON,
     FIRST_PERSON,
 )
-# Sections matched as spans (the others are looked up around a match).
-_UNANCHORED = (NEGATION, THIRD_PERSON, FIRST_PERSON)
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")
 _NAME_RE = re.compile(r"\{([^\W\d]\w*)\}")
@@ -178,11 +176,8 @@ def _expand(pattern: str, defines: dict[str, str]) -> str:
 
 
 def _compile(lang: str, section: str, pattern: str) -> Pattern:
-    body = pattern
-    if lang == "en" and section not in _UNANCHORED:
-        body = rf"(?<![a-z0-9])(?:{body})(?![a-z0-9])"
-    elif lang == "en":
-        body = rf"(?<![a-z0-9])(?:{body})"
+    # Latin patterns match whole words only ("end it all" never inside "weekend it all").
+    body = rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])" if lang == "en" else pattern
     try:
         regex = re.compile(body)
     except re.error as error:  # name the bad line

@@ -25,8 +25,19 @@ _CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
 # Emoji people use in place of a means word.
 _EMOJI_WORDS = {"💊": " pills ", "🔪": " knife ", "🪢": " rope ", "🔫": " gun ", "🩸": " blood "}
 _LEET = str.maketrans(
-    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
-     "|": "i", "*": ""}
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "i",
+        "*": "",
+    }
 )
 # A word with a leet character between letters: "k!ll", "mys3lf", "su1c1de", "un@live", "s*icide".
 _LEET_HINT = re.compile(r"[a-z][0-9@$!|*]|[@$][a-z]")

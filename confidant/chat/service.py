@@ -24,7 +24,7 @@ from google.genai import types
 import agents
 from agents.deps import AgentDeps, TurnContext
 from agents.progress import protocol_progress
-from agents.safety import LOCALE_STATE_KEY
+from agents.safety import LOCALE_STATE_KEY, crisis_part
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
@@ -65,6 +65,7 @@ class TurnResult:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
     retries: list[dict[str, Any]] = field(default_factory=list)
+    crisis: dict[str, Any] | None = None  # the helplines shown when the crisis guard answered
     error: ConfidantError | None = None
 
 
@@ -212,6 +213,10 @@ class PreparedTurn:
             if part["type"] == "tool-input-available":
                 self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
         if not item.partial and item.actions and item.actions.state_delta:
+            crisis = crisis_part(item.actions.state_delta)
+            if crisis is not None:  # before the reply's text, so an app can show call buttons
+                self.result.crisis = crisis
+                parts.insert(0, data_part("crisis", crisis))
             progress = protocol_progress(self._turn.key.app, item.actions.state_delta)
             if progress is not None:
                 self.result.progress.append(progress)

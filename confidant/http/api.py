@@ -152,6 +152,7 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
                 "tool_calls": result.tool_calls,
                 "progress": result.progress,
                 "retries": result.retries,
+                "crisis": result.crisis,
             }
         )
 
