@@ -37,6 +37,7 @@ from agents.safety.lexicon import (
     STRONG_SIGNALS,
     THIRD_PERSON,
     LanguageLexicon,
+    Occurrences,
     load_lexicons,
 )
 from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
@@ -82,19 +83,20 @@ SAFE = Detection(risky=False, signals=(), matches=())
 class _Message:
     view: str
     lexicons: tuple[LanguageLexicon, ...]
-    seen: dict[str, bool]  # which required literals the view contains (the prefilter's memo)
+    found: dict[str, Occurrences]  # per language: where its literals occur in the view
 
     def spans(self, section: str) -> list[Match]:
         return [
             Match(section, m.start(), m.end(), m.group())
             for lexicon in self.lexicons
-            for m in lexicon.sections[section].finditer(self.view, self.seen)
+            for m in lexicon.sections[section].finditer(self.view, self.found[lexicon.lang])
             if m.end() > m.start()
         ]
 
     def has(self, section: str) -> bool:
         return any(
-            lexicon.sections[section].search(self.view, self.seen) for lexicon in self.lexicons
+            lexicon.sections[section].search(self.view, self.found[lexicon.lang])
+            for lexicon in self.lexicons
         )
 
     def clause_before(self, start: int) -> str:
@@ -148,7 +150,7 @@ class CrisisDetector:
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
         )
-        message = _Message(view, lexicons, {})
+        message = _Message(view, lexicons, {lex.lang: lex.index.scan(view) for lex in lexicons})
         candidates = list(
             dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
         )

@@ -10,12 +10,13 @@ section as `NAME = regex`. Latin patterns are anchored at word edges; CJK patter
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR
 
@@ -76,51 +77,89 @@ class Pattern:
     anchor: frozenset[str]  # the most selective set: the clauses to run on are found by it
 
 
-class Section:
-    """A section's patterns, matched clause by clause (a match never spans a clause end).
+# Where each required literal occurs in a text: literal -> start offsets.
+Occurrences = Mapping[str, list[int]]
 
-    A lossless prefilter keeps long messages cheap: a pattern runs only on the clauses that
-    hold one literal of each of its required sets, so a 2,000-character message costs a few
-    hundred substring tests and a few short regex runs instead of hundreds of full scans.
+
+class Section:
+    """A section's patterns.
+
+    Given where the lexicon's literals occur in the text (`LiteralIndex.scan`), a pattern runs
+    only when one literal of each of its required sets occurs, and then only on the clauses
+    holding its most selective literal, so a 2,000-character message costs one scan and a few
+    short regex runs instead of hundreds of full scans. The prefilter is lossless: a pattern
+    it skips could not match. Without occurrences (short texts) every pattern runs.
     """
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self.patterns = patterns
 
-    def finditer(self, text: str, seen: dict[str, bool] | None = None) -> Iterator[re.Match[str]]:
-        seen = {} if seen is None else seen
+    def finditer(self, text: str, found: Occurrences | None = None) -> Iterator[re.Match[str]]:
         for pattern in self.patterns:
-            if not all(
-                any(seen[f] if f in seen else seen.setdefault(f, f in text) for f in required)
-                for required in pattern.factors
-            ):
-                continue
-            if not pattern.factors or len(text) <= _SHORT_TEXT:
+            if found is None or not pattern.factors:
                 yield from pattern.regex.finditer(text)
-                continue
-            for start, end in _clauses_with(text, pattern.anchor):
-                yield from pattern.regex.finditer(text, start, end)
+            elif all(any(f in found for f in required) for required in pattern.factors):
+                for start, end in _clauses(text, pattern.anchor, found):
+                    yield from pattern.regex.finditer(text, start, end)
 
-    def search(self, text: str, seen: dict[str, bool] | None = None) -> re.Match[str] | None:
-        return next(self.finditer(text, seen), None)
-
-
-_SHORT_TEXT = 200  # shorter texts are matched whole
-_MIN_LITERAL = 3  # a set holding a shorter literal ("i", "to") is in nearly every text
+    def search(self, text: str, found: Occurrences | None = None) -> re.Match[str] | None:
+        return next(self.finditer(text, found), None)
 
 
-def _clauses_with(text: str, literals: frozenset[str]) -> list[tuple[int, int]]:
-    """The (start, end) of every clause of `text` holding one of `literals`, in order."""
-    found: set[tuple[int, int]] = set()
+def _clauses(text: str, literals: frozenset[str], found: Occurrences) -> list[tuple[int, int]]:
+    """Windows of `text` around each occurrence of `literals`: its clause and the clauses either
+    side (a pattern may reach over one clause end: "没有我，大家都会过得更好")."""
+    spans: set[tuple[int, int]] = set()
     for literal in literals:
-        position = text.find(literal)
-        while position != -1:
-            start = text.rfind(CLAUSE_MARK, 0, position) + 1
+        for position in found.get(literal, ()):
+            start = text.rfind(CLAUSE_MARK, 0, max(text.rfind(CLAUSE_MARK, 0, position), 0)) + 1
             end = text.find(CLAUSE_MARK, position)
-            end = len(text) if end == -1 else end
-            found.add((start, end))
-            position = text.find(literal, end)
-    return sorted(found)
+            end = -1 if end == -1 else text.find(CLAUSE_MARK, end + 1)
+            spans.add((start, len(text) if end == -1 else end))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):  # overlapping windows would report a match twice
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+class LiteralIndex:
+    """Finds every occurrence of a set of literals in one regex pass (a trie as a regex)."""
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        self._literals = frozenset(literals)
+        trie: dict[str, Any] = {}
+        for literal in self._literals:
+            node = trie
+            for char in literal:
+                node = node.setdefault(char, {})
+            node[""] = {}  # a literal ends here
+        self._regex = re.compile(f"(?=({_trie_regex(trie)}))") if self._literals else None
+
+    def scan(self, text: str) -> dict[str, list[int]]:
+        found: dict[str, list[int]] = {}
+        if self._regex is None:
+            return found
+        for match in self._regex.finditer(text):
+            longest, start = match.group(1), match.start()
+            # The trie prefers the longest literal at a start; its prefixes occur there too.
+            for size in range(1, len(longest) + 1):
+                prefix = longest[:size]
+                if prefix in self._literals:
+                    found.setdefault(prefix, []).append(start)
+        return found
+
+
+def _trie_regex(node: dict[str, Any]) -> str:
+    branches = [re.escape(char) + _trie_regex(child) for char, child in node.items() if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    if "" in node:  # a literal may end here: longer ones first (greedy), else stop
+        return f"(?:{body})?"
+    return body
 
 
 @dataclass(frozen=True)
@@ -130,6 +169,7 @@ class LanguageLexicon:
     lang: str
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
+    index: LiteralIndex  # every section's required literals
 
 
 def _factors(items: object) -> tuple[frozenset[str], ...]:
@@ -162,6 +202,9 @@ def _factors(items: object) -> tuple[frozenset[str], ...]:
     return tuple(c for c in candidates if c and all(map(_selective, c)))
 
 
+_MIN_LITERAL = 3  # a set holding a shorter latin literal ("i", "to") is in nearly every text
+
+
 def _selective(literal: str) -> bool:
     return len(literal) >= _MIN_LITERAL or (len(literal) >= 2 and not literal.isascii())
 
@@ -173,6 +216,16 @@ def _best(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
 def _expand(pattern: str, defines: dict[str, str]) -> str:
     """`{NAME}` replaced by its definition (definitions may use earlier ones)."""
     return _NAME_RE.sub(lambda m: f"(?:{defines[m.group(1)]})", pattern)
+
+
+_LETTER_SPACE_LETTER = re.compile(r"(?<=[a-z]) (?=[a-z])")
+
+
+def _spaces(pattern: str) -> str:
+    """A space between two letters is optional ("kill my self" ~ "killmyself"); any other space
+    is optional after a word's end only, so "car .{0,9}died" never matches "care if i died"."""
+    marked = _LETTER_SPACE_LETTER.sub("\0", pattern.replace(" ?", "\0"))
+    return marked.replace(" ", r"\b ?").replace("\0", " ?")
 
 
 def _compile(lang: str, section: str, pattern: str) -> Pattern:
@@ -208,11 +261,18 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         defines[name.strip()] = _expand(value.strip(), defines)
     sections: dict[str, Section] = {}
     for section, patterns in raw.items():
-        # A space in a pattern is an optional space ("kill my self" ~ "killmyself").
         sections[section] = Section(
-            [_compile(lang, section, _expand(p, defines).replace(" ", " ?")) for p in patterns]
+            [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
         )
-    return LanguageLexicon(lang, sections, {name: len(p) for name, p in raw.items()})
+    literals = {
+        literal
+        for section in sections.values()
+        for pattern in section.patterns
+        for required in pattern.factors
+        for literal in required
+    }
+    sizes = {name: len(p) for name, p in raw.items()}
+    return LanguageLexicon(lang, sections, sizes, LiteralIndex(literals))
 
 
 @cache

@@ -70,14 +70,16 @@ def contains_cjk(text: str) -> bool:
 _INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _SEPARATORS = re.compile(rf"[^\w{_CJK_CLASS}\{CLAUSE_MARK}]+|_+")
 _CJK_GAP = re.compile(rf"(?<=[{_CJK_CLASS}]) | (?=[{_CJK_CLASS}])")
-# Three or more single letters in a row ("k i l l", "w a n t") are one word that was split;
-# a leading "i" stays a word of its own ("i w a n t" -> "i want").
-_SPLIT_LETTERS = re.compile(r"\b(?:i )?([a-z](?: [a-z]){2,})\b")
+# Letters split by single separators ("k i l l", "w-a-n-t", "s.u.i.c.i.d.e") are one word;
+# wider gaps ("i w a n t  t o  d i e") still separate words, and a leading "i" stays a word.
+_SPLIT_LETTERS = re.compile(r"(?<![a-z0-9])[a-z](?:[ .\-_*][a-z])+(?![a-z0-9])")
 
 
 def _join_split_letters(match: re.Match[str]) -> str:
-    joined = match.group(1).replace(" ", "")
-    return f"i {joined}" if match.group().startswith("i ") else joined
+    letters = match.group()[::2]
+    if len(letters) > 3 and letters[0] == "i":
+        return f"i {letters[1:]}"
+    return letters
 
 
 def normalise(text: str) -> str:
@@ -91,8 +93,7 @@ def normalise(text: str) -> str:
     folded = _APOSTROPHE.sub("", folded)
     if _LEET_HINT.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
+    folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
     folded = _CLAUSE_END.sub(f" {CLAUSE_MARK} ", folded)
     folded = _REPEATS.sub(r"\1", folded)
-    spaced = _SEPARATORS.sub(" ", folded).strip()
-    spaced = _SPLIT_LETTERS.sub(_join_split_letters, spaced)
-    return _CJK_GAP.sub("", spaced)
+    return _CJK_GAP.sub("", _SEPARATORS.sub(" ", folded).strip())

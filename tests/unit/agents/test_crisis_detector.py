@@ -68,10 +68,11 @@ def test_false_alarms_stay_at_or_under_two_percent(
     [
         ("ｋｉｌｌ ｍｙｓｅｌｆ", "kill myself"),  # full width
         ("KILL-MY-SELF", "kill my self"),
+        ("s.u.i.c.i.d.e", "suicide"),
         ("kill\u200bmyself", "killmyself"),  # zero-width space
         ("k!ll mys3lf", "kill myself"),  # leetspeak
         ("su1c1de", "suicide"),
-        ("i w a n t  t o  d i e", "i wanttodie"),  # split letters joined
+        ("i w a n t  t o  d i e", "i want to die"),  # split letters joined
         ("I wanna diiiie", "i wanna die"),  # repeated letters
         ("💊💊 tonight", "pills pills tonight"),  # emoji stand-ins
         ("I don't", "i dont"),
