@@ -8,9 +8,10 @@ A set is JSON lines `{"text", "lang", "risky", "signal"}`: `signal` is the signa
 case shows, or the kind of look-alike a benign case is. Recall is the share of risky cases that
 fire; the false-alarm rate is the share of benign cases that fire.
 
-Speed: the median time of `detect()` on 2,000-character messages (English, Chinese, mixed;
-built from the set's benign cases, so nothing fires early), next to a baseline in the same run:
-the median time of NFKC normalisation of the same text, the floor any detector pays.
+Speed: the median time of `detect()` on 2,000-character messages (English, Chinese, mixed),
+built from ordinary coaching talk (the wisdom corpus) and, as a worst case, from the set's
+benign look-alikes packed together (so nearly every pattern is a candidate), next to a baseline
+in the same run: the median time of NFKC normalisation of the same text.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from typing import Any
 from agents.safety import CrisisDetector
 
 DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "crisis_dev_set.jsonl"
+WISDOM = Path(__file__).resolve().parents[1] / "confidant" / "wisdom" / "data" / "corpus.jsonl"
 MESSAGE_CHARS = 2000
+LANGS = ("en", "zh")
 
 
 def load_cases(path: Path) -> list[dict[str, Any]]:
@@ -110,27 +113,35 @@ def _median_us(function: Callable[[], object], runs: int) -> float:
 
 
 def speed(detector: CrisisDetector, cases: list[dict[str, Any]], runs: int) -> str:
-    benign = {
-        lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
-        for lang in ("en", "zh")
-    }
-    mixed = [text for pair in zip(benign["en"], benign["zh"], strict=False) for text in pair]
-    messages = {
-        "en": _long_message(benign["en"], ". "),
-        "zh": _long_message(benign["zh"], "。"),
-        "mixed": _long_message(mixed, " "),
+    """Median detect() time on 2,000-character messages: ordinary coaching talk (the wisdom
+    corpus) and, the worst case, text packed with look-alikes (the set's benign cases)."""
+    corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
+    sources = {
+        "ordinary": {lang: [p["text"] for p in corpus if p["locale"] == lang] for lang in LANGS},
+        "look-alike-dense": {
+            lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
+            for lang in LANGS
+        },
     }
     rows = [
         "| 2,000-char message | detect() median | NFKC baseline median | ratio |",
         "|---|---|---|---|",
     ]
-    for name, message in messages.items():
-        detector.detect(message)  # warm caches
-        ours = _median_us(lambda m=message: detector.detect(m), runs)
-        base = _median_us(lambda m=message: unicodedata.normalize("NFKC", m), runs)
-        rows.append(
-            f"| {name} | {ours / 1000:.3f} ms | {base / 1000:.3f} ms | {ours / base:.0f}× |"
-        )
+    for kind, texts in sources.items():
+        mixed = [t for pair in zip(texts["en"], texts["zh"], strict=False) for t in pair]
+        messages = {
+            "en": _long_message(texts["en"], ". "),
+            "zh": _long_message(texts["zh"], "。"),
+            "mixed": _long_message(mixed, " "),
+        }
+        for lang, message in messages.items():
+            detector.detect(message)  # warm caches
+            ours = _median_us(lambda m=message: detector.detect(m), runs)
+            base = _median_us(lambda m=message: unicodedata.normalize("NFKC", m), runs)
+            rows.append(
+                f"| {kind} {lang} | {ours / 1000:.3f} ms | {base / 1000:.3f} ms "
+                f"| {ours / base:.0f}× |"
+            )
     return "\n".join(rows)
 
 

@@ -44,6 +44,12 @@ from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 _LATIN = re.compile(r"[a-z]")
+# Words that hold a negator but say "cannot help it": they never negate what follows.
+_NOT_NEGATION = re.compile(
+    r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
+    r"control)|忍不住|控制不住|止不住|停不下|停不住|受不了|忍不了|撑不住|由不得|不得不|不由得|"
+    r"不停|不断|不禁|不自觉"
+)
 _CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是|不过")
 # Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
 _PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN})
@@ -116,7 +122,7 @@ class _Message:
         return nearest[1] if nearest else None
 
     def negated(self, match: Match) -> bool:
-        before = self.clause_before(match.start)
+        before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), self.clause_before(match.start))
         last: re.Match[str] | None = None
         for lexicon in self.lexicons:
             for found in lexicon.sections[NEGATION].finditer(before):
