@@ -26,7 +26,10 @@ from agents.safety.lexicon import (
     ACCESS,
     BENIGN,
     CONTEXT,
+    DEATH,
+    DESIRE,
     FIRST_PERSON,
+    IDEATION,
     GAME,
     INTENT,
     MEANS,
@@ -52,7 +55,7 @@ _NOT_NEGATION = re.compile(
 )
 _CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是|不过")
 # Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
-_PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN})
+_PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN, IDEATION})
 _PURPOSE_EXPLAINS = frozenset({"plan", "method", MEANS_PLAN, "farewell"})
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
@@ -121,6 +124,14 @@ class _Message:
                         nearest = (found.end(), person)
         return nearest[1] if nearest else None
 
+    def in_clause(self, match: Match, section: str) -> bool:
+        """Whether `section` matches in the clause that holds `match`."""
+        start = self.view.rfind(CLAUSE_MARK, 0, match.start) + 1
+        end = self.view.find(CLAUSE_MARK, match.end)
+        clause = self.view[start : len(self.view) if end == -1 else end]
+        offset = match.start - start  # the match itself is not its own partner
+        return self._found(section, clause[:offset] + " " + clause[offset + len(match.text) :])
+
     def negated(self, match: Match) -> bool:
         before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), self.clause_before(match.start))
         last: re.Match[str] | None = None
@@ -160,6 +171,10 @@ class CrisisDetector:
         candidates = list(
             dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
         )
+        benign = message.spans(BENIGN)
+        for death in message.spans(DEATH):
+            if not _inside(death, benign) and message.in_clause(death, DESIRE):
+                candidates.append(Match(IDEATION, death.start, death.end, death.text))
         means = message.spans(MEANS)
         if means and (message.has(ACCESS) or message.has(INTENT)):
             first = means[0]
@@ -168,7 +183,6 @@ class CrisisDetector:
             return Detection(risky=False, signals=(), matches=(), view=view)
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
-        benign = message.spans(BENIGN)
         context = message.has(CONTEXT)
         play = message.has(GAME)
         purpose = message.has(PURPOSE)
@@ -187,6 +201,10 @@ class CrisisDetector:
         )
 
 
+def _inside(match: Match, spans: Iterable[Match]) -> bool:
+    return any(span.start <= match.start and match.end <= span.end for span in spans)
+
+
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
@@ -196,7 +214,7 @@ def _reason_to_hold_back(
     purpose: bool,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
-    if any(b.start < match.end and match.start < b.end for b in benign):
+    if _inside(match, benign):
         return "benign"
     if match.signal == MEANS_PLAN:
         subject: str | None = "first" if message.has(FIRST_PERSON) else None

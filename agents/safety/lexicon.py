@@ -36,9 +36,12 @@ STRONG_SIGNALS: tuple[str, ...] = (
 )
 # The bare word ("suicide", "自杀"): risk unless the message is about something or someone else.
 MENTION = "mention"
-# Components that show risk only together: a means with access to it or intent to use it.
+# Components that show risk only together: a means with access to it or intent to use it,
+# anywhere in the message; a death word with a wish or intent in the same clause.
 MEANS, ACCESS, INTENT = "means", "access", "intent"
 MEANS_PLAN = "means_plan"
+DEATH, DESIRE = "death", "desire"
+IDEATION = "ideation"
 # What keeps a match from firing.
 BENIGN = "benign"  # idioms and hyperbole: a match inside one of these spans is ignored
 PURPOSE = "purpose"  # an everyday purpose ("for the barbecue") cancels means and plan matches
@@ -54,6 +57,8 @@ SECTIONS: tuple[str, ...] = (
     MEANS,
     ACCESS,
     INTENT,
+    DEATH,
+    DESIRE,
     BENIGN,
     PURPOSE,
     CONTEXT,
@@ -106,15 +111,20 @@ class Section:
         return next(self.finditer(text, found), None)
 
 
+_WINDOW_CLAUSES = 3  # the occurrence's clause and two either side
+
+
 def _clauses(text: str, literals: frozenset[str], found: Occurrences) -> list[tuple[int, int]]:
-    """Windows of `text` around each occurrence of `literals`: its clause and the clauses either
-    side (a pattern may reach over one clause end: "没有我，大家都会过得更好")."""
+    """Windows of `text` around each occurrence of `literals`: its clause and two clauses either
+    side (a pattern may reach over clause ends: "没有我，大家都会过得更好")."""
     spans: set[tuple[int, int]] = set()
     for literal in literals:
         for position in found.get(literal, ()):
-            start = text.rfind(CLAUSE_MARK, 0, max(text.rfind(CLAUSE_MARK, 0, position), 0)) + 1
-            end = text.find(CLAUSE_MARK, position)
-            end = -1 if end == -1 else text.find(CLAUSE_MARK, end + 1)
+            start = end = position
+            for _ in range(_WINDOW_CLAUSES):
+                start = max(text.rfind(CLAUSE_MARK, 0, start), 0)
+                end = text.find(CLAUSE_MARK, end + 1) if end != -1 else -1
+            start = start + 1 if text[start : start + 1] == CLAUSE_MARK else start
             spans.add((start, len(text) if end == -1 else end))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(spans):  # overlapping windows would report a match twice
