@@ -146,7 +146,7 @@ async def test_the_lexicon_answers_first_and_the_classifier_is_off_by_default(
     client, _ = chat(crisis_classifier=True)
     parts = await _post(client, "I want to kill myself", "k3")
     assert gemini.requests == []  # the lexicon fired: no classifier call, no agent call
-    assert of_type(parts, "data-crisis")[0]["data"]["signals"] == ["explicit_intent"]
+    assert "explicit_intent" in of_type(parts, "data-crisis")[0]["data"]["signals"]
 
     client, _ = chat()
     gemini.enqueue("Tell me more.")

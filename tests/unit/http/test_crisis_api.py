@@ -52,7 +52,7 @@ async def test_a_crisis_turn_streams_helplines_before_the_reply_and_is_stored(ma
 
     # A crisis message again in the same session: the fixed reply again, still no model call.
     parts = await _stream(client, {"message": "我还是不想活了", "session_id": "c1"})
-    assert of_type(parts, "data-crisis")[0]["data"]["signals"] == ["explicit_intent"]
+    assert "explicit_intent" in of_type(parts, "data-crisis")[0]["data"]["signals"]
     assert "010-82951332" in streamed_text(parts)
     assert len(model.requests) == 1
     stored = await runtime.store.load(SessionKey("alice", "onemind", "c1"))
