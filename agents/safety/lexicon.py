@@ -9,8 +9,9 @@ section as `NAME = regex`. Latin patterns are anchored at word edges; CJK patter
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -80,54 +81,80 @@ class Pattern:
     # Every match contains one literal of each set (no sets: no literal is required).
     factors: tuple[frozenset[str], ...]
     anchor: frozenset[str]  # the most selective set: the clauses to run on are found by it
+    clauses: int  # how far a match can reach: 1 = its own clause, more with a wildcard
 
 
-# Where each required literal occurs in a text: literal -> start offsets.
-Occurrences = Mapping[str, list[int]]
+@dataclass(frozen=True)
+class Occurrences:
+    """Where a lexicon's literals occur in one text, and where its clauses end."""
+
+    positions: dict[str, list[int]]  # literal -> start offsets
+    present: frozenset[str]
+    marks: list[int]  # offsets of the clause marks, ascending
+
+    def window(self, position: int, size: int, length: int) -> tuple[int, int]:
+        """The clause holding `position` widened by `size - 1` clauses on either side."""
+        index = bisect.bisect_left(self.marks, position)
+        start = self.marks[index - size] + 1 if index - size >= 0 else 0
+        # The closing mark is kept, so a pattern can look ahead to its clause's end.
+        end = self.marks[index + size - 1] + 1 if index + size - 1 < len(self.marks) else length
+        return start, end
 
 
 class Section:
     """A section's patterns.
 
     Given where the lexicon's literals occur in the text (`LiteralIndex.scan`), a pattern runs
-    only when one literal of each of its required sets occurs, and then only on the clauses
-    holding its most selective literal, so a 2,000-character message costs one scan and a few
-    short regex runs instead of hundreds of full scans. The prefilter is lossless: a pattern
-    it skips could not match. Without occurrences (short texts) every pattern runs.
+    only when one literal of each of its required sets occurs, and then only around the
+    occurrences of its most selective literal, so a 2,000-character message costs one scan and
+    a few short regex runs instead of hundreds of full scans. The prefilter is lossless for
+    matches within a few clauses. Without occurrences (short texts) every pattern runs.
     """
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self.patterns = patterns
+        self._always = [i for i, p in enumerate(patterns) if not p.factors]
+        self._by_anchor: dict[str, list[int]] = {}
+        for index, pattern in enumerate(patterns):
+            for literal in pattern.anchor:
+                self._by_anchor.setdefault(literal, []).append(index)
+        self._anchors = frozenset(self._by_anchor)
 
     def finditer(self, text: str, found: Occurrences | None = None) -> Iterator[re.Match[str]]:
-        for pattern in self.patterns:
-            if found is None or not pattern.factors:
+        if found is None:
+            for pattern in self.patterns:
                 yield from pattern.regex.finditer(text)
-            elif all(any(f in found for f in required) for required in pattern.factors):
-                for start, end in _clauses(text, pattern.anchor, found):
+            return
+        candidates = set(self._always)
+        for literal in self._anchors & found.present:
+            candidates.update(self._by_anchor[literal])
+        for index in sorted(candidates):
+            pattern = self.patterns[index]
+            if not pattern.factors:
+                yield from pattern.regex.finditer(text)
+            elif all(not required.isdisjoint(found.present) for required in pattern.factors):
+                for start, end in _windows(text, pattern, found):
                     yield from pattern.regex.finditer(text, start, end)
 
     def search(self, text: str, found: Occurrences | None = None) -> re.Match[str] | None:
         return next(self.finditer(text, found), None)
 
 
-_WINDOW_CLAUSES = 3  # the occurrence's clause and two either side
+_WIDE_WINDOW = 3  # a pattern with a wildcard may reach two clauses either side
 
 
-def _clauses(text: str, literals: frozenset[str], found: Occurrences) -> list[tuple[int, int]]:
-    """Windows of `text` around each occurrence of `literals`: its clause and two clauses either
-    side (a pattern may reach over clause ends: "没有我，大家都会过得更好")."""
-    spans: set[tuple[int, int]] = set()
-    for literal in literals:
-        for position in found.get(literal, ()):
-            start = end = position
-            for _ in range(_WINDOW_CLAUSES):
-                start = max(text.rfind(CLAUSE_MARK, 0, start), 0)
-                end = text.find(CLAUSE_MARK, end + 1) if end != -1 else -1
-            start = start + 1 if text[start : start + 1] == CLAUSE_MARK else start
-            spans.add((start, len(text) if end == -1 else end))
+def _windows(text: str, pattern: Pattern, found: Occurrences) -> list[tuple[int, int]]:
+    """Windows of `text` around each occurrence of the pattern's anchor literals: the clause,
+    or for a pattern with a wildcard two clauses either side too ("没有我，大家都会过得更好")."""
+    spans = sorted(
+        {
+            found.window(position, pattern.clauses, len(text))
+            for literal in pattern.anchor & found.present
+            for position in found.positions[literal]
+        }
+    )
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):  # overlapping windows would report a match twice
+    for start, end in spans:  # overlapping windows would report a match twice
         if merged and start < merged[-1][1]:
             merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
         else:
@@ -148,10 +175,11 @@ class LiteralIndex:
             node[""] = {}  # a literal ends here
         self._regex = re.compile(f"(?=({_trie_regex(trie)}))") if self._literals else None
 
-    def scan(self, text: str) -> dict[str, list[int]]:
+    def scan(self, text: str) -> Occurrences:
         found: dict[str, list[int]] = {}
+        marks = [i for i, char in enumerate(text) if char == CLAUSE_MARK]
         if self._regex is None:
-            return found
+            return Occurrences(found, frozenset(), marks)
         for match in self._regex.finditer(text):
             longest, start = match.group(1), match.start()
             # The trie prefers the longest literal at a start; its prefixes occur there too.
@@ -159,7 +187,7 @@ class LiteralIndex:
                 prefix = longest[:size]
                 if prefix in self._literals:
                     found.setdefault(prefix, []).append(start)
-        return found
+        return Occurrences(found, frozenset(found), marks)
 
 
 def _trie_regex(node: dict[str, Any]) -> str:
@@ -245,8 +273,26 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
         regex = re.compile(body)
     except re.error as error:  # name the bad line
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: {error}") from error
-    factors = _factors(sre_parse.parse(pattern))
-    return Pattern(regex, factors, _best(factors) if factors else frozenset())
+    parsed = sre_parse.parse(pattern)
+    factors = _factors(parsed)
+    clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1
+    return Pattern(regex, factors, _best(factors) if factors else frozenset(), clauses)
+
+
+def _has_wildcard(items: object) -> bool:
+    """Whether the parsed pattern can match a clause mark ("." or a negated class)."""
+    for op, av in items:  # type: ignore[attr-defined]
+        if op in (sre.ANY, sre.NOT_LITERAL) or (op is sre.IN and av and av[0][0] is sre.NEGATE):
+            return True
+        if op is sre.BRANCH and any(_has_wildcard(b) for b in av[1]):
+            return True
+        if op is sre.SUBPATTERN and _has_wildcard(av[3]):
+            return True
+        if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and _has_wildcard(av[2]):
+            return True
+        if op in (sre.ASSERT, sre.ASSERT_NOT) and _has_wildcard(av[1]):
+            return True
+    return False
 
 
 def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
