@@ -273,6 +273,8 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
         regex = re.compile(body)
     except re.error as error:  # name the bad line
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: {error}") from error
+    if re.fullmatch(pattern, ""):  # e.g. a stray "|": it would match everywhere
+        raise ValueError(f"{lang} lexicon [{section}] {pattern!r} matches the empty string")
     parsed = sre_parse.parse(pattern)
     factors = _factors(parsed)
     clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1

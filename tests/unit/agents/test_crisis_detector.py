@@ -166,6 +166,8 @@ def test_every_strong_signal_has_patterns_in_both_languages() -> None:
 def test_a_bad_lexicon_line_is_named() -> None:
     with pytest.raises(ValueError, match=r"\[explicit_intent\] 'kill"):
         parse_lexicon("en", "[explicit_intent]\nkill (my\n")
+    with pytest.raises(ValueError, match="matches the empty string"):
+        parse_lexicon("en", "[desire]\nwant|wish|\n")
     with pytest.raises(ValueError, match="unknown section"):
         parse_lexicon("en", "[nonsense]\nx\n")
 
