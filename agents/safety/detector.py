@@ -57,6 +57,14 @@ _CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是
 # Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
 _PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN, IDEATION})
 _PURPOSE_EXPLAINS = frozenset({"plan", "method", MEANS_PLAN, "farewell"})
+# A person right after one of these is an object ("to my friend", "给朋友").
+_PREPOSITION = re.compile(
+    r"(?:(?<![a-z])(?:to|for|with|at|about|from|of) (?:[a-z]+ ){0,2}"
+    r"|[给跟和对向帮替为让被把].{0,4})$"
+)
+# Only a pronoun carries over from an earlier clause ("她老了，活够了"), never an object.
+_PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|id|me|我|自己")
+_SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
 
@@ -112,14 +120,29 @@ class _Message:
         return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
 
     def subject(self, match: Match) -> str | None:
-        """Who the clause is about: "first", "third" or None (nearest subject before it)."""
+        """Who the match is about: "first", "third" or None. The nearest subject before it in
+        its clause, else in the two clauses before (a subject carries over: "她老了，活够了");
+        a person after a preposition is an object, not a subject ("给朋友发了…")."""
         if self._found(FIRST_PERSON, match.text):
             return "first"
-        before = self.clause_before(match.start)
+        end = match.start
+        for clause in range(_SUBJECT_CLAUSES):
+            start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
+            person = self._nearest_subject(self.view[start:end], pronouns_only=clause > 0)
+            if person is not None or start == 0:
+                return person
+            end = start - 1
+        return None
+
+    def _nearest_subject(self, before: str, *, pronouns_only: bool) -> str | None:
         nearest: tuple[int, str] | None = None
         for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
             for lexicon in self.lexicons:
                 for found in lexicon.sections[section].finditer(before):
+                    if pronouns_only and not _PRONOUN.fullmatch(found.group()):
+                        continue
+                    if person == "third" and _PREPOSITION.search(before[: found.start()]):
+                        continue
                     if nearest is None or found.end() > nearest[0]:
                         nearest = (found.end(), person)
         return nearest[1] if nearest else None
