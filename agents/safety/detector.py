@@ -51,7 +51,7 @@ _LATIN = re.compile(r"[a-z]")
 _NOT_NEGATION = re.compile(
     r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
     r"control)|忍不住|控制不住|止不住|停不下|停不住|受不了|忍不了|撑不住|由不得|不得不|不由得|"
-    r"不停|不断|不禁|不自觉"
+    r"不停|不断|不禁|不自觉|是不是|要不要|能不能|会不会|可不可以|该不该|想不想|敢不敢"
 )
 _CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是|不过")
 # Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
