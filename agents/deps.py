@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from google.adk.models import BaseLlm
 
+from agents.safety.classifier import CrisisClassifier
 from confidant.effects import EffectLedger
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
 from confidant.relationship.service import RelationshipService
@@ -44,6 +45,8 @@ class AgentDeps:
     tasks: TaskWriter | None = None
     effects: EffectLedger | None = None
     taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
+    # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
+    crisis_classifier: CrisisClassifier | None = None
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from google.adk.artifacts import BaseArtifactService
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps, TaskflowLimits
+from agents.safety import CrisisClassifier
 from confidant.chat.context import (
     EMOTIONS,
     MEMORIES,
@@ -30,6 +31,7 @@ from confidant.jobs import InProcessJobBus
 from confidant.jobs.extractor import Extractor
 from confidant.jobs.service import JobDeps, JobService, job_handlers, sweep_outbox
 from confidant.jobs.store import JobStore
+from confidant.models.retry import RetryingLlm
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.relationship.context import (
     PERSON,
@@ -257,6 +259,14 @@ def _context_sources(
     }
 
 
+def _crisis_classifier(settings: Settings, model: BaseLlm) -> CrisisClassifier | None:
+    if not settings.crisis_classifier:
+        return None
+    # The bare model: a retry would only eat the classifier's short timeout.
+    inner = model.inner if isinstance(model, RetryingLlm) else model
+    return CrisisClassifier(inner, timeout_s=settings.crisis_classifier_timeout_s)
+
+
 def configure_observability(settings: Settings) -> None:
     """Logs and traces of this process, as the settings ask (once, before serving)."""
     from confidant.observability import configure_logging, configure_tracing
@@ -285,6 +295,7 @@ def build_runtime(
         wisdom=_wisdom(settings),
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
+        crisis_classifier=_crisis_classifier(settings, default_model),
         relationship=relationship,
         tasks=_tasks(settings),
         effects=_effects(settings, store),

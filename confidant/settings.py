@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     max_message_chars: int = 8000
     max_body_bytes: int = 256_000
     default_locale: str = "en"
+
+    # Crisis guard: a model classifier as a second layer after the lexicon (off: lexicon only).
+    crisis_classifier: bool = False
+    crisis_classifier_timeout_s: float = 1.5
     cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
     # Web page, traces and logs (issue 13).

@@ -17,6 +17,7 @@ from agents.onemind.tools import (
     RetrieveWisdomTool,
     SaveCrystalTool,
 )
+from agents.safety import check_in_section
 from agents.safety.detector import normalise_locale
 from confidant.ports import MemoryRecord
 
@@ -105,6 +106,9 @@ def render_instruction(state: Mapping[str, Any], turn: TurnContext) -> str:
         prompts.TOOL_RULES,
         prompts.ABSOLUTE_RULES,
     ]
+    check_in = check_in_section(state)
+    if check_in is not None:
+        sections.insert(2, check_in)  # right after the session markers: it comes first
     notes = state.get(state_keys.STAGE_NOTES) or {}
     note_lines = [
         f"- {finished.value}: {_one_line(str(notes[finished.value]))}"

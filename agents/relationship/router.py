@@ -142,7 +142,7 @@ async def before_run(deps: AgentDeps, turn: TurnContext) -> TurnPrelude:
     if strategy in roles.STRATEGY_MODES:
         route = {"mode": roles.DIRECT, "agent": roles.STRATEGY_MODES[strategy]}
         return TurnPrelude(loaded={state_keys.ROUTE: route}, event_data=SpeakerReader())
-    if _crisis_detector().detect(turn.message) is not None:
+    if _crisis_detector().detect(turn.message).risky:
         # The crisis guard answers this turn; the message is not sent to any model.
         route = {"mode": roles.RUNNER, "reason": "crisis guard"}
     else:

@@ -1,169 +1,259 @@
-"""Deterministic crisis-keyword detection (zh + en), independent of any model.
+"""Deterministic, explainable crisis detection (zh + en), independent of any model.
 
-Text and keywords go through the same normalisation: NFKC (full-width to half-width), casefold,
-zero-width characters dropped, then split into tokens (runs of letters/digits; every CJK
-character is a token of its own). Matching runs on the tokens glued together ("squashed"), so
-"K i l l  myself", "kill-my-self" and "自 杀" all match, but a match must start and end on token
-boundaries, so "end it all" does not fire inside "weekend it all" and "killer app" never matches
-"kill myself".
+Layers, in order:
+1. normalise the message into one view (normalise.py: width, case, zero-width characters,
+   traditional characters, leetspeak, emoji stand-ins, split letters, repeated characters);
+2. match the structured lexicon (lexicon.py, `data/crisis_lexicon_{lang}.txt`) by signal;
+3. combine: a strong signal fires on its own, a means word fires only with access to it or
+   intent to use it (`means_plan`), the bare word ("suicide", "自杀") fires only when the
+   message is not about something or someone else;
+4. keep a match from firing only when it is clearly not about the speaker now: inside a benign
+   idiom ("killing it", "笑死"), negated right before ("I'm not suicidal", "不想死"), said of a
+   third person ("my character kills…", "主角跳楼"), or in a message about fiction, coursework,
+   news or prevention with no first-person subject. When unsure, it fires.
+
+`detect()` returns the verdict with the signals and the matched spans (offsets into the view),
+and the matches that were held back with the reason, so every decision can be explained.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-DATA_DIR = Path(__file__).parent / "data"
-KEYWORD_FILES: tuple[str, ...] = ("crisis_keywords_zh.txt", "crisis_keywords_en.txt")
-REPLIES_FILE = "crisis_replies.json"
-SUPPORTED_LOCALES: tuple[str, ...] = ("zh", "en")
-FALLBACK_LOCALE = "en"
+from agents.safety.lexicon import (
+    ACCESS,
+    BENIGN,
+    CONTEXT,
+    DEATH,
+    DESIRE,
+    FIRST_PERSON,
+    GAME,
+    IDEATION,
+    INTENT,
+    MEANS,
+    MEANS_PLAN,
+    MENTION,
+    NEGATION,
+    PURPOSE,
+    STRONG_SIGNALS,
+    THIRD_PERSON,
+    LanguageLexicon,
+    Occurrences,
+    load_lexicons,
+)
+from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
+from agents.safety.resources import normalise_locale  # re-exported for the apps
 
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-# One CJK character, or a run of other letters/digits (underscore excluded: it is punctuation here).
-_TOKEN_RE = re.compile(rf"[{_CJK_CLASS}]|[^\W_{_CJK_CLASS}]+")
-_CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
-_PREFIX_MARK = "*"
-_BENIGN_MARK = "!"
-
-
-def _drop_invisible(text: str) -> str:
-    # Zero-width and other format characters (category Cf) are used to dodge filters.
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-
-
-def tokenize(text: str) -> list[str]:
-    """The normalised tokens of `text` (the unit both keywords and messages are compared in)."""
-    normalised = _drop_invisible(unicodedata.normalize("NFKC", text)).casefold()
-    return _TOKEN_RE.findall(normalised)
-
-
-def contains_cjk(text: str) -> bool:
-    return _CJK_RE.search(text) is not None
-
-
-@dataclass(frozen=True)
-class _Squashed:
-    """Tokens glued together, with the offsets where tokens start and end."""
-
-    text: str
-    starts: frozenset[int]
-    ends: frozenset[int]
-    numeric_ends: frozenset[int]  # ends of tokens that are numbers ("50 kms" is a distance)
-
-    @classmethod
-    def of(cls, tokens: Sequence[str]) -> _Squashed:
-        starts: set[int] = set()
-        ends: set[int] = set()
-        numeric_ends: set[int] = set()
-        offset = 0
-        for token in tokens:
-            starts.add(offset)
-            offset += len(token)
-            ends.add(offset)
-            if token.isdigit():
-                numeric_ends.add(offset)
-        return cls("".join(tokens), frozenset(starts), frozenset(ends), frozenset(numeric_ends))
+_LATIN = re.compile(r"[a-z]")
+# Words that hold a negator but say "cannot help it": they never negate what follows.
+_NOT_NEGATION = re.compile(
+    r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
+    r"control)|忍不住|控制不住|止不住|停不下|停不住|受不了|忍不了|撑不住|由不得|不得不|不由得|"
+    r"不停|不断|不禁|不自觉|是不是|要不要|能不能|会不会|可不可以|该不该|想不想|敢不敢"
+)
+_CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是|不过")
+# Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
+_PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN, IDEATION})
+_PURPOSE_EXPLAINS = frozenset({"plan", "method", MEANS_PLAN, "farewell"})
+# A person right after one of these is an object ("to my friend", "给朋友").
+_PREPOSITION = re.compile(
+    r"(?:(?<![a-z])(?:to|for|with|at|about|from|of) (?:[a-z]+ ){0,2}"
+    r"|[给跟和对向帮替为让被把].{0,4})$"
+)
+# Only a pronoun carries over from an earlier clause ("她老了，活够了"), never an object.
+_PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|id|me|我|自己")
+_SUBJECT_CLAUSES = 3  # the match's clause and the two before it
+_MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
+_MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
 
 
 @dataclass(frozen=True)
-class _Pattern:
-    label: str  # the keyword as written in the data file (what `detect` reports)
-    squashed: str
-    prefix: bool  # "suicid*": may end inside a token
+class Match:
+    """One matched span of the normalised view."""
 
-    def spans(self, target: _Squashed) -> Iterable[tuple[int, int]]:
-        position = target.text.find(self.squashed)
-        while position != -1:
-            end = position + len(self.squashed)
-            if (
-                position in target.starts
-                and (self.prefix or end in target.ends)
-                and position not in target.numeric_ends
-            ):
-                yield position, end
-            position = target.text.find(self.squashed, position + 1)
-
-
-def _parse_pattern(line: str) -> _Pattern | None:
-    prefix = line.endswith(_PREFIX_MARK)
-    squashed = "".join(tokenize(line.rstrip(_PREFIX_MARK)))
-    return _Pattern(label=line, squashed=squashed, prefix=prefix) if squashed else None
+    signal: str
+    start: int
+    end: int
+    text: str  # the view's text of the span (never logged)
 
 
 @dataclass(frozen=True)
-class CrisisLexicon:
-    """Keyword patterns, benign exceptions and per-locale replies, as loaded from data files."""
+class Detection:
+    """The verdict, why it was reached, and what was held back (with the reason)."""
 
-    patterns: tuple[_Pattern, ...]
-    benign: tuple[_Pattern, ...]
-    replies: dict[str, str]
+    risky: bool
+    signals: tuple[str, ...]  # distinct signals that fired, in order of first appearance
+    matches: tuple[Match, ...]
+    held_back: tuple[tuple[Match, str], ...] = ()
+    view: str = ""
 
-
-def _read_lines(path: Path) -> list[str]:
-    lines = (raw.strip() for raw in path.read_text(encoding="utf-8").splitlines())
-    return [line for line in lines if line and not line.startswith("#")]
-
-
-@cache
-def load_lexicon(data_dir: Path = DATA_DIR) -> CrisisLexicon:
-    """Reads the keyword and reply files once per process (the lists never change at runtime)."""
-    # Keyed by what is matched, so spelling variants that normalise alike are kept once.
-    patterns: dict[tuple[str, bool], _Pattern] = {}
-    benign: dict[tuple[str, bool], _Pattern] = {}
-    for file_name in KEYWORD_FILES:
-        for line in _read_lines(data_dir / file_name):
-            is_benign = line.startswith(_BENIGN_MARK)
-            pattern = _parse_pattern(line.removeprefix(_BENIGN_MARK).strip())
-            if pattern is None:
-                continue
-            target = benign if is_benign else patterns
-            target.setdefault((pattern.squashed, pattern.prefix), pattern)
-    raw_replies = json.loads((data_dir / REPLIES_FILE).read_text(encoding="utf-8"))
-    replies = {locale: str(entry["reply"]) for locale, entry in raw_replies.items()}
-    missing = [locale for locale in SUPPORTED_LOCALES if locale not in replies]
-    if missing:
-        raise ValueError(f"{REPLIES_FILE} lacks a reply for {missing}")
-    return CrisisLexicon(tuple(patterns.values()), tuple(benign.values()), replies)
+    def __bool__(self) -> bool:
+        return self.risky
 
 
-def normalise_locale(locale: object) -> str | None:
-    """Base language of a locale tag (zh-CN -> zh); None when unsupported."""
-    if not isinstance(locale, str):
+SAFE = Detection(risky=False, signals=(), matches=())
+
+
+@dataclass(frozen=True)
+class _Message:
+    view: str
+    lexicons: tuple[LanguageLexicon, ...]
+    found: dict[str, Occurrences]  # per language: where its literals occur in the view
+
+    def spans(self, section: str) -> list[Match]:
+        return [
+            Match(section, m.start(), m.end(), m.group())
+            for lexicon in self.lexicons
+            for m in lexicon.sections[section].finditer(self.view, self.found[lexicon.lang])
+            if m.end() > m.start()
+        ]
+
+    def has(self, section: str) -> bool:
+        return any(
+            lexicon.sections[section].search(self.view, self.found[lexicon.lang])
+            for lexicon in self.lexicons
+        )
+
+    def clause_before(self, start: int) -> str:
+        return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
+
+    def subject(self, match: Match) -> str | None:
+        """Who the match is about: "first", "third" or None. The nearest subject before it in
+        its clause, else in the two clauses before (a subject carries over: "她老了，活够了");
+        a person after a preposition is an object, not a subject ("给朋友发了…")."""
+        if self._found(FIRST_PERSON, match.text):
+            return "first"
+        end = match.start
+        for clause in range(_SUBJECT_CLAUSES):
+            start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
+            person = self._nearest_subject(self.view[start:end], pronouns_only=clause > 0)
+            if person is not None or start == 0:
+                return person
+            end = start - 1
         return None
-    base = locale.strip().lower().replace("_", "-").split("-")[0]
-    return base if base in SUPPORTED_LOCALES else None
+
+    def _nearest_subject(self, before: str, *, pronouns_only: bool) -> str | None:
+        nearest: tuple[int, str] | None = None
+        for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
+            for lexicon in self.lexicons:
+                for found in lexicon.sections[section].finditer(before):
+                    if pronouns_only and not _PRONOUN.fullmatch(found.group()):
+                        continue
+                    if person == "third" and _PREPOSITION.search(before[: found.start()]):
+                        continue
+                    if nearest is None or found.end() > nearest[0]:
+                        nearest = (found.end(), person)
+        return nearest[1] if nearest else None
+
+    def in_clause(self, match: Match, section: str) -> bool:
+        """Whether `section` matches in the clause that holds `match`."""
+        start = self.view.rfind(CLAUSE_MARK, 0, match.start) + 1
+        end = self.view.find(CLAUSE_MARK, match.end)
+        clause = self.view[start : len(self.view) if end == -1 else end]
+        offset = match.start - start  # the match itself is not its own partner
+        return self._found(section, clause[:offset] + " " + clause[offset + len(match.text) :])
+
+    def negated(self, match: Match) -> bool:
+        before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), self.clause_before(match.start))
+        last: re.Match[str] | None = None
+        for lexicon in self.lexicons:
+            for found in lexicon.sections[NEGATION].finditer(before):
+                if last is None or found.end() > last.end():
+                    last = found
+        if last is None:
+            return False
+        gap = before[last.end() :]
+        if _CONTRAST.search(gap):
+            return False
+        if contains_cjk(gap) or contains_cjk(last.group()):
+            return len(gap.replace(" ", "")) <= _MAX_NEGATION_GAP_CHARS
+        return len(gap.split()) <= _MAX_NEGATION_GAP_WORDS
+
+    def _found(self, section: str, text: str) -> bool:
+        return any(lexicon.sections[section].search(text) for lexicon in self.lexicons)
 
 
 class CrisisDetector:
-    """Finds crisis phrases in a message and gives the fixed reply for a locale."""
+    """Decides whether a message shows risk of suicide or self-harm, and explains why."""
 
-    def __init__(self, lexicon: CrisisLexicon | None = None) -> None:
-        self._lexicon = lexicon or load_lexicon()
+    def __init__(self, lexicons: dict[str, LanguageLexicon] | None = None) -> None:
+        self._lexicons = lexicons or load_lexicons()
 
-    def detect(self, text: str) -> str | None:
-        """The first crisis keyword found in `text` (as written in the list), else None."""
-        if not text:
-            return None
-        target = _Squashed.of(tokenize(text))
-        if not target.text:
-            return None
-        benign_spans = [span for pattern in self._lexicon.benign for span in pattern.spans(target)]
-        for pattern in self._lexicon.patterns:
-            for start, end in pattern.spans(target):
-                if not any(lo <= start and end <= hi for lo, hi in benign_spans):
-                    return pattern.label
-        return None
+    def detect(self, text: str) -> Detection:
+        view = normalise(text) if text else ""
+        if not view:
+            return SAFE
+        lexicons = tuple(
+            lexicon
+            for lang, lexicon in self._lexicons.items()
+            if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
+        )
+        message = _Message(view, lexicons, {lex.lang: lex.index.scan(view) for lex in lexicons})
+        candidates = list(
+            dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
+        )
+        benign = message.spans(BENIGN)
+        for death in message.spans(DEATH):
+            if not _inside(death, benign) and message.in_clause(death, DESIRE):
+                candidates.append(Match(IDEATION, death.start, death.end, death.text))
+        means = message.spans(MEANS)
+        if means and (message.has(ACCESS) or message.has(INTENT)):
+            first = means[0]
+            candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
+        if not candidates:
+            return Detection(risky=False, signals=(), matches=(), view=view)
+        fired: list[Match] = []
+        held_back: list[tuple[Match, str]] = []
+        context = message.has(CONTEXT)
+        play = message.has(GAME)
+        purpose = message.has(PURPOSE)
+        for match in sorted(candidates, key=lambda m: (m.start, m.end)):
+            reason = _reason_to_hold_back(match, message, benign, context, play, purpose)
+            if reason is None:
+                fired.append(match)
+            else:
+                held_back.append((match, reason))
+        return Detection(
+            risky=bool(fired),
+            signals=tuple(dict.fromkeys(m.signal for m in fired)),
+            matches=tuple(fired),
+            held_back=tuple(held_back),
+            view=view,
+        )
 
-    def reply(self, locale: str) -> str:
-        """The fixed crisis reply (with hotlines) for `locale`; English when unsupported."""
-        return self._lexicon.replies[normalise_locale(locale) or FALLBACK_LOCALE]
 
-    def reply_locale(self, preferred: object, text: str) -> str:
-        """The session's locale when it is supported, else guessed from the message's script."""
-        return normalise_locale(preferred) or ("zh" if contains_cjk(text) else FALLBACK_LOCALE)
+def _inside(match: Match, spans: Iterable[Match]) -> bool:
+    return any(span.start <= match.start and match.end <= span.end for span in spans)
+
+
+def _reason_to_hold_back(
+    match: Match,
+    message: _Message,
+    benign: Iterable[Match],
+    context: bool,
+    play: bool,
+    purpose: bool,
+) -> str | None:
+    """Why `match` is not about the speaker's risk now, or None (it fires)."""
+    if _inside(match, benign):
+        return "benign"
+    if match.signal == MEANS_PLAN:
+        subject: str | None = "first" if message.has(FIRST_PERSON) else None
+    else:
+        if message.negated(match):
+            return "negated"
+        subject = message.subject(match)
+        if subject == "third":
+            return "third_person"
+    if play and match.signal in _PLAY_EXPLAINS:
+        return "game"
+    if purpose and match.signal in _PURPOSE_EXPLAINS:
+        return "purpose"
+    if context and (match.signal == MENTION or subject is None):
+        return "context"
+    return None
+
+
+__all__ = ["SAFE", "CrisisDetector", "Detection", "Match", "normalise_locale"]

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 import agents
 from agents.deps import AgentDeps, TurnContext
 from agents.registry import AppSpec, TurnPrelude
-from agents.safety import LOCALE_STATE_KEY
+from agents.safety import LOCALE_STATE_KEY, crisis_part
 from confidant.chat.context import (
     MEMORIES,
     ContextRequest,
@@ -84,6 +84,7 @@ class TurnResult:
     data: dict[str, Any] = field(default_factory=dict)
     # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
     pauses: list[dict[str, Any]] = field(default_factory=list)
+    crisis: dict[str, Any] | None = None  # the helplines shown when the crisis guard answered
     error: ConfidantError | None = None
 
 
@@ -337,6 +338,10 @@ class PreparedTurn:
             if part["type"] == "tool-input-available":
                 self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
         if not item.partial and item.actions and item.actions.state_delta:
+            crisis = crisis_part(item.actions.state_delta)
+            if crisis is not None:  # before the reply's text, so an app can show call buttons
+                self.result.crisis = crisis
+                parts.insert(0, data_part("crisis", crisis))
             reader = self._spec.progress
             progress = reader(item.actions.state_delta) if reader else None
             if progress is not None:

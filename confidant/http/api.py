@@ -224,6 +224,7 @@ async def chat_reply(
                 "progress": result.progress,
                 "retries": result.retries,
                 "pauses": result.pauses,
+                "crisis": result.crisis,
             }
         )
 

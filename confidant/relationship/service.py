@@ -142,9 +142,10 @@ class RelationshipService:
     async def propose(
         self, user_id: str, changes: Sequence[ProposalChange], *, session_id: str | None = None
     ) -> list[Proposal]:
-        """File new pending proposals; a change already pending or ever rejected is skipped."""
+        """File new pending proposals; a change already pending, accepted or ever rejected is
+        skipped (a redelivered job, or the same fact said again, files nothing twice)."""
         existing = await self._proposals(user_id)
-        blocked = {p.fingerprint() for p in existing if p.status in ("pending", "rejected")}
+        blocked = {p.fingerprint() for p in existing}
         pending = sum(1 for p in existing if p.status == "pending")
         filed: list[Proposal] = []
         for change in changes:

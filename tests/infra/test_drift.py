@@ -90,6 +90,7 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "sweep_max_republish": "as sweep_limit",
     "sweep_interval_s": "the in-process sweep of the embedded default; Cloud Scheduler calls "
     "the sweep target in the cloud",
+    "crisis_classifier_timeout_s": "the issue's 1.5 s budget; the lexicon's verdict stands after",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",

@@ -19,6 +19,7 @@ locals {
       CONFIDANT_PUBSUB_TOPIC_PREFIX = var.topic_prefix
       CONFIDANT_GEMINI_MODEL        = var.gemini_model
       CONFIDANT_BUSY_POLICY         = var.busy_policy
+      CONFIDANT_CRISIS_CLASSIFIER   = var.crisis_classifier
       CONFIDANT_CORS_ORIGINS        = jsonencode(var.cors_origins)
       CONFIDANT_TRACE_EXPORTER      = "cloudtrace"
       CONFIDANT_LOG_FORMAT          = "json"

@@ -304,3 +304,9 @@ variable "artifacts_bucket" {
   type        = string
   default     = null
 }
+
+variable "crisis_classifier" {
+  description = "Run the crisis guard's model classifier (a short non-streaming call, 1.5 s cap) when the lexicon is silent. On by default in the cloud, where a real model is configured."
+  type        = bool
+  default     = true
+}

@@ -1,11 +1,31 @@
-"""Crisis keyword matching: normalisation, variants and false positives."""
+"""The crisis detector: the development set, normalisation, combination and hold-back rules."""
 
 from __future__ import annotations
 
+import json
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
-from agents.safety import CrisisDetector, load_lexicon, tokenize
+from agents.safety import CrisisDetector, crisis_payload, crisis_reply, load_lexicons
 from agents.safety.detector import normalise_locale
+from agents.safety.lexicon import STRONG_SIGNALS, parse_lexicon
+from agents.safety.normalise import normalise
+from agents.safety.resources import reply_locale
+
+DEV_SET = Path(__file__).resolve().parents[2] / "data" / "crisis_dev_set.jsonl"
+RISKY_SIGNALS = {
+    "explicit_intent",
+    "passive_ideation",
+    "burden",
+    "means_plan",
+    "plan",
+    "farewell",
+    "self_harm",
+    "slang",
+    "obfuscation",
+}
 
 
 @pytest.fixture(scope="module")
@@ -13,95 +33,176 @@ def detector() -> CrisisDetector:
     return CrisisDetector()
 
 
-@pytest.mark.parametrize(
-    "message",
-    [
-        "I want to kill myself",
-        "K i l l  myself",
-        "ｋｉｌｌ ｍｙｓｅｌｆ",  # full-width
-        "KILL-MY-SELF!!!",
-        "kill\u200bmyself",  # zero-width space
-        "k\u200bi\u200bl\u200bl my\u00a0self",
-        "I've been thinking about suicide",
-        "I feel suicidal tonight",
-        "honestly kms",
-        "I just want to unalive",
-        "I want to end it all.",
-        "I don't want to live anymore",
-        "I'd be better off dead",
-        "我想自杀",
-        "自 杀",
-        "自\u200b杀",
-        "我不想活了",
-        "真的想死",
-        "我想自殺",  # traditional
-        "有輕生的念頭",  # traditional
-        "想要轻生",
-        "我活不下去了",
-        "想要割腕",
-        "我想自杀，但是想死你了",  # a benign phrase elsewhere does not hide a real match
-    ],
-)
-def test_crisis_messages_match(detector: CrisisDetector, message: str) -> None:
-    assert detector.detect(message) is not None
+@pytest.fixture(scope="module")
+def cases() -> list[dict]:
+    return [json.loads(line) for line in DEV_SET.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_development_set_is_balanced_and_covers_every_signal(cases: list[dict]) -> None:
+    assert len(cases) >= 400
+    assert len({case["text"] for case in cases}) == len(cases)  # no duplicates
+    by_lang = Counter(case["lang"] for case in cases)
+    assert by_lang["zh"] >= 200 and by_lang["en"] >= 200
+    risky = [case for case in cases if case["risky"]]
+    assert 0.4 <= len(risky) / len(cases) <= 0.65  # about half
+    for lang in ("zh", "en"):
+        assert {c["signal"] for c in risky if c["lang"] == lang} == RISKY_SIGNALS
+
+
+def test_every_risky_case_fires(detector: CrisisDetector, cases: list[dict]) -> None:
+    missed = [c["text"] for c in cases if c["risky"] and not detector.detect(c["text"]).risky]
+    assert missed == []
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_false_alarms_stay_at_or_under_two_percent(
+    detector: CrisisDetector, cases: list[dict], lang: str
+) -> None:
+    benign = [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
+    fired = [text for text in benign if detector.detect(text).risky]
+    assert len(fired) <= 0.02 * len(benign), fired
 
 
 @pytest.mark.parametrize(
-    "message",
+    ("message", "view"),
     [
-        "",
-        "This is a killer app",
-        "I could kill for a coffee",
-        "That joke killed me",
-        "the weekend it all went wrong",
-        "I want to spend my life doing art",
-        "We drove 50 kms to the lake",
-        "skills myself",
-        "I'm killing myself laughing",
-        "I'm stuck on my thesis and keep procrastinating",
-        "我好想你，想死你了",
-        "笑死我了",
-        "论文写不下去了",
-        "我想把这件事做完",
+        ("ｋｉｌｌ ｍｙｓｅｌｆ", "kill myself"),  # full width
+        ("KILL-MY-SELF", "kill my self"),
+        ("s.u.i.c.i.d.e", "suicide"),
+        ("kill\u200bmyself", "killmyself"),  # zero-width space
+        ("k!ll mys3lf", "kill myself"),  # leetspeak
+        ("su1c1de", "suicide"),
+        ("i w a n t  t o  d i e", "i want to die"),  # split letters joined
+        ("I wanna diiiie", "i wanna die"),  # repeated letters
+        ("💊💊 tonight", "pills pills tonight"),  # emoji stand-ins
+        ("I don't", "i dont"),
+        ("我想 自-殺", "我想自杀"),  # spacing, punctuation, traditional
+        ("我不想活了，真的", "我不想活了|真的"),  # clause ends kept
     ],
 )
-def test_ordinary_messages_do_not_match(detector: CrisisDetector, message: str) -> None:
-    assert detector.detect(message) is None
+def test_normalisation(message: str, view: str) -> None:
+    assert normalise(message) == view
 
 
-def test_detect_reports_the_listed_keyword(detector: CrisisDetector) -> None:
-    assert detector.detect("ｋｉｌｌ ｍｙｓｅｌｆ") == "kill myself"
-    assert detector.detect("我 想 自 殺") == "自殺"
+def test_detect_explains_the_verdict_with_signals_and_spans(detector: CrisisDetector) -> None:
+    detection = detector.detect(
+        "I've saved up a bottle of sleeping pills. Thank you for everything"
+    )
+    assert detection.risky
+    assert "means_plan" in detection.signals
+    for match in detection.matches:
+        assert detection.view[match.start : match.end] == match.text
+    assert detector.detect("我攒了一瓶安眠药").signals == ("means_plan",)
 
 
-def test_tokenize_normalises_width_case_and_invisible_characters() -> None:
-    assert tokenize("ＨＥＬＬＯ\u200b Wor-ld 你好") == ["hello", "wor", "ld", "你", "好"]
+@pytest.mark.parametrize(
+    "message",
+    [
+        "these pills are huge",  # a means word alone is not a crisis
+        "we walked over the bridge downtown",
+        "这个药太苦了",
+        "I bought some pills for my headache",  # possession, with an everyday purpose
+    ],
+)
+def test_a_means_word_alone_does_not_fire(detector: CrisisDetector, message: str) -> None:
+    assert not detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I've been hoarding my pills",
+        "got a rope, I know what it's for",
+        "我在网上买了百草枯",
+        "刀片藏在枕头底下",
+    ],
+)
+def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, message: str) -> None:
+    assert detector.detect(message).signals == ("means_plan",)
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        ("I'm not suicidal, just tired", "negated"),
+        ("我不想死，只是好累", "negated"),
+        ("In the last chapter she says she is ready to die", "third_person"),
+        ("主角最后跳楼了", "third_person"),
+        ("Durkheim's theory of suicide for my sociology essay", "context"),
+        ("我在写一篇关于自杀预防的论文", "benign"),
+        ("I'm killing myself laughing", "benign"),
+        ("I jumped off the cliff in the game", "benign"),
+        ("吃鸡的时候从楼顶跳下去了", "game"),
+    ],
+)
+def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reason: str) -> None:
+    detection = detector.detect(message)
+    assert not detection.risky
+    assert reason in {why for _, why in detection.held_back}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # First-person risk inside a coursework message still fires.
+        "I'm writing an essay on suicide prevention but honestly I want to die",
+        # A negation in another clause does not cancel this one.
+        "I'm not okay. I want to kill myself",
+        # A benign idiom elsewhere does not hide a real match.
+        "我想自杀，但是想死你了",
+        # When the subject is unknown and nothing says it is fiction, it fires.
+        "want to die",
+    ],
+)
+def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
+    assert detector.detect(message).risky
+
+
+def test_every_strong_signal_has_patterns_in_both_languages() -> None:
+    for lexicon in load_lexicons().values():
+        assert all(lexicon.sizes[signal] > 0 for signal in STRONG_SIGNALS), lexicon.lang
+
+
+def test_a_bad_lexicon_line_is_named() -> None:
+    with pytest.raises(ValueError, match=r"\[explicit_intent\] 'kill"):
+        parse_lexicon("en", "[explicit_intent]\nkill (my\n")
+    with pytest.raises(ValueError, match="matches the empty string"):
+        parse_lexicon("en", "[desire]\nwant|wish|\n")
+    with pytest.raises(ValueError, match="unknown section"):
+        parse_lexicon("en", "[nonsense]\nx\n")
 
 
 def test_lexicon_is_loaded_once_per_process() -> None:
-    assert load_lexicon() is load_lexicon()
-    lexicon = load_lexicon()
-    labels = {pattern.label for pattern in lexicon.patterns}
-    assert {"自杀", "輕生", "kms", "unalive", "end it all", "想死"} <= labels
-    assert "kill" not in labels  # bare verbs would fire on "I could kill for a coffee"
+    assert load_lexicons() is load_lexicons()
 
 
 @pytest.mark.parametrize(
     ("locale", "hotline"),
-    [("zh", "010-82951332"), ("zh", "400-161-9995"), ("en", "988"), ("en", "local emergency")],
+    [("zh", "010-82951332"), ("zh", "400-161-9995"), ("en", "988"), ("en", "findahelpline.com")],
 )
-def test_reply_contains_the_locale_hotline(
-    detector: CrisisDetector, locale: str, hotline: str
-) -> None:
-    assert hotline in detector.reply(locale)
+def test_reply_contains_the_locale_hotline(locale: str, hotline: str) -> None:
+    assert hotline in crisis_reply(locale)
 
 
-def test_reply_locale_prefers_state_then_script(detector: CrisisDetector) -> None:
-    assert detector.reply_locale("zh", "kill myself") == "zh"
-    assert detector.reply_locale("en-US", "我想自杀") == "en"
-    assert detector.reply_locale(None, "我想自杀") == "zh"
-    assert detector.reply_locale("fr", "kill myself") == "en"
-    assert "988" in detector.reply("fr")
+def test_helplines_per_locale_and_the_english_fallback() -> None:
+    zh = crisis_payload("zh-CN", ["explicit_intent"])
+    assert zh["locale"] == "zh" and "fallback" not in zh
+    assert {r["phone"] for r in zh["resources"]} >= {"400-161-9995", "010-82951332"}
+    en = crisis_payload("en", ["slang"])
+    assert en["resources"][0]["phone"] == "988"
+    assert any(r.get("url") == "https://findahelpline.com" for r in en["resources"])
+    french = crisis_payload("fr", ["burden"])
+    assert french["locale"] == "en" and french["fallback"] is True
+    assert french["requested_locale"] == "fr" and "fr" in french["note"]
+    assert french["signals"] == ["burden"]
+    assert "988" in crisis_reply("fr")
+
+
+def test_reply_locale_prefers_state_then_script() -> None:
+    assert reply_locale("zh", "kill myself") == "zh"
+    assert reply_locale("en-US", "我想自杀") == "en"
+    assert reply_locale(None, "我想自杀") == "zh"
+    assert reply_locale("fr", "kill myself") == "en"
 
 
 def test_normalise_locale() -> None:

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import logging
+from datetime import datetime
+
 import pytest
 from google.adk.sessions import InMemorySessionService
 
 from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
-from agents.safety import CRISIS_GUARD_PLUGIN_NAME, CrisisGuardPlugin
+from agents.safety import (
+    CRISIS_GUARD_PLUGIN_NAME,
+    CRISIS_STATE_KEY,
+    CrisisGuardPlugin,
+    check_in_section,
+)
+from agents.safety.followup import CHECK_IN_HEADER
 from confidant.wisdom import LocalWisdomIndex
 from tests.unit.agents.support import CountingLlm, RecordingMemoryService, run_turn
 
@@ -90,3 +99,57 @@ async def test_locale_sent_with_the_message_picks_the_reply() -> None:
 
 def test_plugin_name_constant() -> None:
     assert CrisisGuardPlugin().name == CRISIS_GUARD_PLUGIN_NAME
+
+
+async def test_a_crisis_turn_is_stored_with_time_and_signals_and_a_repeat_still_gets_the_reply(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = CountingLlm(inner=OfflineModel())
+    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    sessions = InMemorySessionService()
+    turn = TurnContext(user_id="u1", session_id="s4", locale="en")
+    message = "I've been saving up my sleeping pills and I'm going to take them all tonight"
+
+    with caplog.at_level(logging.INFO, logger="agents.safety"):
+        first = await run_turn(deps=deps, sessions=sessions, memory=None, turn=turn, text=message)
+    reply = first.events[0]
+    flag = reply.actions.state_delta[CRISIS_STATE_KEY]  # committed with the reply event
+    assert flag["source"] == "lexicon" and flag["count"] == 1 and flag["locale"] == "en"
+    assert {"method", "means_plan"} <= set(flag["signals"])
+    assert datetime.fromisoformat(flag["at"]).tzinfo is not None
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "means_plan" in logged and "sleeping pills" not in logged  # signals, never text
+
+    second = await run_turn(
+        deps=deps, sessions=sessions, memory=None, turn=turn, text="I want to die"
+    )
+    assert model.requests == []
+    assert "988" in second.reply_texts[0]
+    stored = await sessions.get_session(app_name="onemind", user_id="u1", session_id="s4")
+    assert stored is not None
+    assert stored.state[CRISIS_STATE_KEY]["count"] == 2
+    assert "explicit_intent" in stored.state[CRISIS_STATE_KEY]["signals"]
+
+
+async def test_the_next_ordinary_turn_is_told_to_check_in_first() -> None:
+    model = CountingLlm(inner=OfflineModel())
+    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    sessions = InMemorySessionService()
+    turn = TurnContext(user_id="u1", session_id="s5", locale="zh")
+    await run_turn(deps=deps, sessions=sessions, memory=None, turn=turn, text="遗书已经写好了")
+    assert model.requests == []
+    await run_turn(deps=deps, sessions=sessions, memory=None, turn=turn, text="我好一点了")
+    instruction = str(model.requests[0].config.system_instruction)
+    assert CHECK_IN_HEADER in instruction and "farewell" in instruction
+    # Before the stage rules: it comes first.
+    assert instruction.index(CHECK_IN_HEADER) < instruction.index("CURRENT STAGE RULES")
+
+
+def test_the_check_in_section_is_only_rendered_after_a_crisis() -> None:
+    assert check_in_section({}) is None
+    assert check_in_section({CRISIS_STATE_KEY: "garbage"}) is None
+    section = check_in_section(
+        {CRISIS_STATE_KEY: {"at": "2026-11-23T05:00:00+00:00", "signals": ["burden"]}}
+    )
+    assert section is not None
+    assert "2026-11-23T05:00:00+00:00" in section and "burden" in section

@@ -1,0 +1,99 @@
+"""Normalisation of a message into the one string every crisis pattern is matched against.
+
+The *view* of a message is: NFKC (full-width to half-width), casefold, format characters
+(zero-width spaces) dropped, traditional Chinese folded to simplified, emoji stand-ins and
+leetspeak spelled out, letters separated to dodge filters joined again ("k i l l", "w-a-n-t"),
+runs of one repeated character shortened ("diiiie", "死死死死"), and punctuation dropped except
+clause ends, which become `|` so a pattern never spans two clauses. Latin words are separated
+by one space; CJK characters are glued together (and to adjacent latin words), so "自 杀" and
+"自-殺" both read "自杀".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+VARIANTS_FILE = "zh_variants.txt"
+CLAUSE_MARK = "|"
+
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
+# Emoji people use in place of a means word.
+_EMOJI_WORDS = {"💊": " pills ", "🔪": " knife ", "🪢": " rope ", "🔫": " gun ", "🩸": " blood "}
+_LEET = str.maketrans(
+    {
+        "0": "o",
+        "1": "i",
+        "3": "e",
+        "4": "a",
+        "5": "s",
+        "7": "t",
+        "@": "a",
+        "$": "s",
+        "!": "i",
+        "|": "i",
+        "*": "",
+    }
+)
+# A word with a leet character between letters: "k!ll", "mys3lf", "su1c1de", "un@live", "s*icide".
+_LEET_HINT = re.compile(r"[a-z][0-9@$!|*]|[@$][a-z]")
+_LEET_WORD = re.compile(
+    r"[a-z][a-z0-9@$!|*]*[0-9@$!|*][a-z0-9@$!|*]*[a-z]|[a-z]+[0-9]+(?![a-z0-9])|[@$][a-z]+"
+)
+_APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
+# Clause ends: CJK punctuation (NFKC turns "，" into ","), new lines, dashes between words, and
+# full stops and colons before a space, the end or CJK ("end.my.life" is one clause).
+_CLAUSE_END = re.compile(r"[。；，、\n,;!?]|[.:](?=\s|$)| [-–—]+ ")
+_REPEATS = re.compile(r"([^\W\d])\1\1+")
+
+
+@cache
+def _variants(data_dir: Path = DATA_DIR) -> dict[int, str]:
+    """Traditional → simplified characters (only those the lexicon can meet)."""
+    table: dict[int, str] = {}
+    for raw in (data_dir / VARIANTS_FILE).read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0]
+        for pair in line.split():
+            if len(pair) == 2:
+                table[ord(pair[0])] = pair[1]
+    return table
+
+
+def contains_cjk(text: str) -> bool:
+    return _CJK_RE.search(text) is not None
+
+
+_INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_SEPARATORS = re.compile(rf"[^\w{_CJK_CLASS}\{CLAUSE_MARK}]+|_+")
+_CJK_GAP = re.compile(rf"(?<=[{_CJK_CLASS}]) | (?=[{_CJK_CLASS}])")
+# Letters split by single separators ("k i l l", "w-a-n-t", "s.u.i.c.i.d.e") are one word;
+# wider gaps ("i w a n t  t o  d i e") still separate words, and a leading "i" stays a word.
+_SPLIT_LETTERS = re.compile(r"(?<![a-z0-9])[a-z](?:[ .\-_*][a-z])+(?![a-z0-9])")
+
+
+def _join_split_letters(match: re.Match[str]) -> str:
+    letters = match.group()[::2]
+    if len(letters) > 3 and letters[0] == "i":
+        return f"i {letters[1:]}"
+    return letters
+
+
+def normalise(text: str) -> str:
+    """The view of `text` that every crisis pattern is matched against (see module doc)."""
+    folded = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
+    if contains_cjk(folded):
+        folded = folded.translate(_variants())
+    for emoji, word in _EMOJI_WORDS.items():
+        if emoji in folded:
+            folded = folded.replace(emoji, word)
+    folded = _APOSTROPHE.sub("", folded)
+    if _LEET_HINT.search(folded):
+        folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
+    folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+    folded = _CLAUSE_END.sub(f" {CLAUSE_MARK} ", folded)
+    folded = _REPEATS.sub(r"\1", folded)
+    return _CJK_GAP.sub("", _SEPARATORS.sub(" ", folded).strip())

@@ -1,0 +1,173 @@
+"""Crisis detector evaluation: recall and false alarms on the development set, and speed.
+
+    .venv/bin/python -m bench.crisis_eval                      # the table
+    .venv/bin/python -m bench.crisis_eval --show               # plus every miss / false alarm
+    .venv/bin/python -m bench.crisis_eval --set other.jsonl    # another set, same fields
+
+A set is JSON lines `{"text", "lang", "risky", "signal"}`: `signal` is the signal a risky
+case shows, or the kind of look-alike a benign case is. Recall is the share of risky cases that
+fire; the false-alarm rate is the share of benign cases that fire.
+
+Speed: the median time of `detect()` on 2,000-character messages (English, Chinese, mixed),
+built from ordinary coaching talk (the wisdom corpus) and, as a worst case, from the set's
+benign look-alikes packed together (so nearly every pattern is a candidate), next to a baseline
+in the same run: the median time of NFKC normalisation of the same text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+import unicodedata
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from agents.safety import CrisisDetector
+
+DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "crisis_dev_set.jsonl"
+WISDOM = Path(__file__).resolve().parents[1] / "confidant" / "wisdom" / "data" / "corpus.jsonl"
+MESSAGE_CHARS = 2000
+LANGS = ("en", "zh")
+
+
+def load_cases(path: Path) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _rate(hits: int, total: int) -> str:
+    return f"{hits}/{total} ({100 * hits / total:.1f}%)" if total else "—"
+
+
+def evaluate(detector: CrisisDetector, cases: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Counts per (lang, risky, signal) of cases and of cases that fired."""
+    fired: dict[tuple[str, bool, str], int] = defaultdict(int)
+    total: dict[tuple[str, bool, str], int] = defaultdict(int)
+    wrong: list[dict[str, Any]] = []
+    for case in cases:
+        key = (case["lang"], bool(case["risky"]), case["signal"])
+        detection = detector.detect(case["text"])
+        total[key] += 1
+        fired[key] += detection.risky
+        if detection.risky != bool(case["risky"]):
+            wrong.append(case | {"fired": list(detection.signals), "view": detection.view})
+    return {"fired": fired, "total": total, "wrong": wrong}
+
+
+def _sum(counts: dict[tuple[str, bool, str], int], match: Callable[[str, bool, str], bool]) -> int:
+    return sum(n for key, n in counts.items() if match(*key))
+
+
+def report(result: dict[str, Any]) -> str:
+    fired, total = result["fired"], result["total"]
+    rows = [
+        "| slice | recall (risky cases caught) | false alarms (benign cases fired) |",
+        "|---|---|---|",
+    ]
+    for lang in ("all", "en", "zh"):
+
+        def of(risky: bool, lang: str = lang) -> Callable[[str, bool, str], bool]:
+            return lambda cl, cr, _s: cr is risky and lang in ("all", cl)
+
+        rows.append(
+            f"| {lang} | {_rate(_sum(fired, of(True)), _sum(total, of(True)))} "
+            f"| {_rate(_sum(fired, of(False)), _sum(total, of(False)))} |"
+        )
+    rows += ["", "| risky signal | en recall | zh recall |", "|---|---|---|"]
+    for signal in sorted({s for (_, r, s) in total if r}):
+        cells = [
+            _rate(fired.get((lang, True, signal), 0), total.get((lang, True, signal), 0))
+            for lang in ("en", "zh")
+        ]
+        rows.append(f"| {signal} | {cells[0]} | {cells[1]} |")
+    rows += ["", "| benign look-alike | en false alarms | zh false alarms |", "|---|---|---|"]
+    for signal in sorted({s for (_, r, s) in total if not r}):
+        cells = [
+            _rate(fired.get((lang, False, signal), 0), total.get((lang, False, signal), 0))
+            for lang in ("en", "zh")
+        ]
+        rows.append(f"| {signal} | {cells[0]} | {cells[1]} |")
+    return "\n".join(rows)
+
+
+def _long_message(texts: list[str], joiner: str) -> str:
+    message = ""
+    index = 0
+    while len(message) < MESSAGE_CHARS:
+        message += texts[index % len(texts)] + joiner
+        index += 1
+    return message[:MESSAGE_CHARS]
+
+
+def _median_us(function: Callable[[], object], runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        # CPU time of this process: on a shared machine wall time mostly measures the others.
+        started = time.process_time()
+        function()
+        samples.append(time.process_time() - started)
+    return statistics.median(samples) * 1e6
+
+
+def speed(detector: CrisisDetector, cases: list[dict[str, Any]], runs: int) -> str:
+    """Median detect() time on 2,000-character messages: ordinary coaching talk (the wisdom
+    corpus) and, the worst case, text packed with look-alikes (the set's benign cases)."""
+    corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
+    sources = {
+        "ordinary": {lang: [p["text"] for p in corpus if p["locale"] == lang] for lang in LANGS},
+        "look-alike-dense": {
+            lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
+            for lang in LANGS
+        },
+    }
+    rows = [
+        "| 2,000-char message | detect() median CPU time | NFKC baseline median | ratio |",
+        "|---|---|---|---|",
+    ]
+    for kind, texts in sources.items():
+        mixed = [t for pair in zip(texts["en"], texts["zh"], strict=False) for t in pair]
+        messages = {
+            "en": _long_message(texts["en"], ". "),
+            "zh": _long_message(texts["zh"], "。"),
+            "mixed": _long_message(mixed, " "),
+        }
+        for lang, message in messages.items():
+            detector.detect(message)  # warm caches
+            ours = _median_us(lambda m=message: detector.detect(m), runs)
+            base = _median_us(lambda m=message: unicodedata.normalize("NFKC", m), runs)
+            rows.append(
+                f"| {kind} {lang} | {ours / 1000:.3f} ms | {base / 1000:.3f} ms "
+                f"| {ours / base:.0f}× |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", type=Path, default=DEV_SET, help="JSON lines cases")
+    parser.add_argument("--show", action="store_true", help="list misses and false alarms")
+    parser.add_argument("--runs", type=int, default=300, help="timed runs per message")
+    args = parser.parse_args()
+    cases = load_cases(args.set)
+    detector = CrisisDetector()
+    result = evaluate(detector, cases)
+    print(f"cases: {len(cases)} from {args.set.name}\n")
+    print(report(result))
+    print()
+    print(speed(detector, cases, args.runs))
+    if args.show:
+        print()
+        for case in result["wrong"]:
+            kind = "MISS" if case["risky"] else "FALSE ALARM"
+            print(
+                f"{kind} [{case['lang']} {case['signal']}] {case['text']!r} fired={case['fired']}"
+            )
+            print(f"    view: {case['view']!r}")
+
+
+if __name__ == "__main__":
+    main()
