@@ -9,7 +9,8 @@ import pytest
 
 from confidant.ports import WisdomIndex
 from confidant.wisdom import DEFAULT_CORPUS_PATH, LocalWisdomIndex
-from confidant.wisdom.local_index import lexical_features, load_corpus
+from confidant.wisdom.corpus import load_corpus
+from confidant.wisdom.local_index import lexical_features
 
 
 @pytest.fixture(scope="module")
