@@ -40,7 +40,7 @@ class EmbeddingWisdomIndex:
             (
                 (sum(q * d for q, d in zip(query_vector, vector, strict=True)), chunk)
                 for vector, chunk in zip(documents, self._chunks, strict=True)
-                if (wanted is None or chunk.locale == wanted) and (not topic or chunk.topic == topic)
+                if wanted in (None, chunk.locale) and topic in (None, "", chunk.topic)
             ),
             key=lambda pair: (-pair[0], pair[1].id),
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from confidant.wisdom.chunking import MAX_CHARS, chunk_corpus, chunk_passage, split_sentences
 from confidant.wisdom.corpus import CorpusPassage, load_corpus
 
@@ -23,7 +25,7 @@ def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:
     assert len(chunks) > 1
     assert all(len(chunk.text) <= MAX_CHARS["en"] for chunk in chunks)
     assert [chunk.seq for chunk in chunks] == list(range(len(chunks)))
-    for first, second in zip(chunks, chunks[1:], strict=False):
+    for first, second in itertools.pairwise(chunks):
         assert split_sentences(first.text)[-1] == split_sentences(second.text)[0]  # overlap
     covered = {s for chunk in chunks for s in split_sentences(chunk.text)}
     assert covered == set(sentences)  # nothing lost
