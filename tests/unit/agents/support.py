@@ -102,11 +102,13 @@ class RecordingWisdom:
     """A WisdomIndex that records its queries and returns one fixed passage."""
 
     queries: list[tuple[str, int, str | None]] = field(default_factory=list)
+    topics: list[str | None] = field(default_factory=list)
 
     async def search(
-        self, query: str, *, top_k: int = 3, locale: str | None = None
+        self, query: str, *, top_k: int = 3, locale: str | None = None, topic: str | None = None
     ) -> list[WisdomPassage]:
         self.queries.append((query, top_k, locale))
+        self.topics.append(topic)
         return [WisdomPassage(id="w1", title="Fixed title", text="Fixed text.", locale="en")]
 
 
