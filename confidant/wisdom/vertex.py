@@ -82,6 +82,11 @@ class VertexWisdomIndex:
         self._per_source_limit = per_source_limit
         self._timeout_s = timeout_s
 
+    def __deepcopy__(self, memo: dict[int, object]) -> VertexWisdomIndex:
+        # A process-wide service holding network clients: a deep copy of a request or a tool
+        # that refers to it refers to the same instance.
+        return self
+
     async def search(
         self, query: str, *, top_k: int = 3, locale: str | None = None, topic: str | None = None
     ) -> list[WisdomPassage]:
