@@ -79,6 +79,7 @@ class Settings(BaseSettings):
     vector_search_index_endpoint: str | None = None  # projects/…/indexEndpoints/…
     vector_search_deployed_index_id: str | None = None
     vector_search_index: str | None = None  # projects/…/indexes/… (ingestion writes here)
+    vector_search_api_url: str | None = None  # default: https://{region}-aiplatform.googleapis.com
     wisdom_per_source_limit: int = 1  # chunks of one passage among the hits
     wisdom_timeout_s: float = 4.0  # embedding + search; beyond it the coach goes on without
 

@@ -78,6 +78,11 @@ class VertexEmbedder:
     def model(self) -> str:
         return self._model
 
+    @property
+    def batch_size(self) -> int:
+        """Texts per request (the ingestion paces requests, not texts)."""
+        return self._batch_size
+
     async def embed(self, texts: Sequence[str], *, task: EmbeddingTask) -> list[list[float]]:
         if not texts:
             return []
@@ -115,12 +120,17 @@ class VertexEmbedder:
         return vectors
 
 
-def build_vertex_embedder(settings: Settings, *, attempts: int = 1) -> VertexEmbedder:
-    """The process's embedder on its own google-genai client (a short timeout: it is on the
-    request path, and a slow embedding must not hold the turn)."""
+def build_vertex_embedder(
+    settings: Settings, *, attempts: int = 1, timeout_s: float | None = None
+) -> VertexEmbedder:
+    """The process's embedder on its own google-genai client. On the request path: a short
+    timeout and one attempt (a slow embedding must not hold the turn); the ingestion asks for
+    a longer timeout and retries."""
     from confidant.models.factory import build_genai_client
 
-    client = build_genai_client(settings, timeout_s=settings.embedding_timeout_s, attempts=attempts)
+    client = build_genai_client(
+        settings, timeout_s=timeout_s or settings.embedding_timeout_s, attempts=attempts
+    )
     return VertexEmbedder(
         client,
         model=settings.embedding_model,
