@@ -1,22 +1,20 @@
 """Embedded wisdom retrieval: the bundled corpus, chunked like the cloud index, ranked lexically.
 
-No model is downloaded at run time, so the representation is lexical, built for zh and en
-without a tokenizer model: word tokens (lightly stemmed) and in-word character trigrams for
-alphabetic text; character unigrams and bigrams for Chinese (which needs no segmentation).
+No model is downloaded at run time, so the representation is lexical (confidant/lexical.py),
+built for zh and en without a tokenizer model.
 Two scorings are kept because `bench/wisdom_eval.py` compares them on the evaluation set:
 
 * `bm25` (the default): Okapi BM25 over those features. It rewards a rare matching feature
   more than a frequent one and saturates repeated ones, and it measured best (docs/wisdom.md).
 * `tfidf`: cosine of sub-linear TF-IDF vectors.
 
-The index is built once per process on first use (~80 chunks: a few milliseconds).
+The features are confidant/lexical.py's. The index is built once per process on first use
+(~80 chunks: a few milliseconds).
 """
 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from confidant.lexical import feature_weight, lexical_features
 from confidant.ports import WisdomPassage
 from confidant.wisdom.chunking import Chunk, best_chunk_per_passage, chunk_corpus
 from confidant.wisdom.corpus import DEFAULT_CORPUS_PATH, load_corpus
@@ -31,51 +30,8 @@ from confidant.wisdom.corpus import DEFAULT_CORPUS_PATH, load_corpus
 Scoring = Literal["bm25", "tfidf"]
 SparseVector = dict[str, float]
 
-_CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN_RE = re.compile(f"[{_CJK_CLASS}]+")
-_WORD_RE = re.compile(rf"[^\W\d_{_CJK_CLASS}]+")
-# Words and characters too common to say anything about a passage's topic.
-_EN_STOPWORDS = frozenset(
-    "a an and are as at be but by can do does for from has have i if in into is it its me my of"
-    " on or so that the their them there they this to too was we what when with you your"
-    " am not just really very about like get feel want".split()
-)
-_ZH_STOPCHARS = frozenset("的了是我你他她它在和也就都而很有着吗呢吧啊把被这那一个不要会")
-_TRIGRAM_WEIGHT = 0.5  # trigrams catch inflections ("procrastinating"), words carry meaning
-_SUFFIXES = ("ionism", "ating", "ation", "ism", "ing", "ion", "ed", "es", "s")
 # BM25 parameters: the usual defaults; chunk lengths vary little, so `b` matters little.
 _BM25_K1, _BM25_B = 1.2, 0.75
-
-
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)]
-    return word
-
-
-def lexical_features(text: str) -> Counter[str]:
-    """Feature counts of `text`: the space both documents and queries are embedded in."""
-    normalised = unicodedata.normalize("NFKC", text).casefold()
-    features: Counter[str] = Counter()
-    for word in _WORD_RE.findall(normalised):
-        if len(word) < 2 or word in _EN_STOPWORDS:
-            continue
-        features[f"w:{_stem(word)}"] += 1
-        padded = f"^{word}$"
-        for start in range(len(padded) - 2):
-            features[f"t:{padded[start : start + 3]}"] += 1
-    for run in _CJK_RUN_RE.findall(normalised):
-        for char in run:
-            if char not in _ZH_STOPCHARS:
-                features[f"u:{char}"] += 1
-        for start in range(len(run) - 1):
-            features[f"b:{run[start : start + 2]}"] += 1
-    return features
-
-
-def _weight(feature: str) -> float:
-    return _TRIGRAM_WEIGHT if feature.startswith("t:") else 1.0
 
 
 def _normalised(vector: SparseVector) -> SparseVector:
@@ -132,7 +88,7 @@ class LexicalIndex:
         if self.scoring == "tfidf":
             return _tfidf(features, self.idf)
         # Features unseen in the corpus are dropped: they cannot match any chunk.
-        return {f: self.idf[f] * _weight(f) for f in features if f in self.idf}
+        return {f: self.idf[f] * feature_weight(f) for f in features if f in self.idf}
 
     def scores(self, query: str) -> list[tuple[float, Chunk]]:
         """(score, chunk) for every chunk with a positive score, best first."""
@@ -151,7 +107,7 @@ class LexicalIndex:
 def _tfidf(features: Counter[str], idf: dict[str, float]) -> SparseVector:
     return _normalised(
         {
-            feature: (1.0 + math.log(count)) * idf[feature] * _weight(feature)
+            feature: (1.0 + math.log(count)) * idf[feature] * feature_weight(feature)
             for feature, count in features.items()
             if feature in idf
         }
