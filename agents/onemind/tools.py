@@ -20,8 +20,7 @@ from google.genai import types
 from agents.onemind import state_keys
 from agents.onemind.stages import LAST_STAGE, Stage, current_stage, next_stage, parse_stage
 from agents.safety.detector import normalise_locale
-from confidant.ports import WisdomIndex
-from confidant.wisdom.corpus import TOPICS
+from confidant.ports import WISDOM_TOPICS, WisdomIndex
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +87,7 @@ RETRIEVE_WISDOM_DECLARATION = types.FunctionDeclaration(
             ),
             "topic": types.Schema(
                 type=types.Type.STRING,
-                enum=list(TOPICS),
+                enum=list(WISDOM_TOPICS),
                 description="Optional: only passages on this theme.",
             ),
         },
@@ -203,7 +202,7 @@ class RetrieveWisdomTool(BaseTool):
         top_k = raw_top_k if isinstance(raw_top_k, int) and not isinstance(raw_top_k, bool) else 3
         top_k = max(1, min(MAX_TOP_K, top_k))
         locale = normalise_locale(tool_context.state.get(state_keys.LOCALE)) or self._default_locale
-        topic = args.get("topic") if args.get("topic") in TOPICS else None
+        topic = args.get("topic") if args.get("topic") in WISDOM_TOPICS else None
         # Passed only when set, so WisdomIndex adapters without topics keep working.
         options = {"topic": topic} if topic else {}
         try:

@@ -1,36 +1,22 @@
 """The wisdom corpus: passages in JSONL (one JSON object a line), zh and en.
 
-Topics are a closed vocabulary so that the cloud index can restrict on them and the coach's
-tool can name one; a passage outside it fails loudly when the corpus is loaded.
+Topics are the port's closed vocabulary (confidant/ports.py WISDOM_TOPICS); a passage
+outside it fails loudly when the corpus is loaded.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
+from confidant.ports import WISDOM_TOPICS, WisdomTopic
+
 DEFAULT_CORPUS_PATH = Path(__file__).parent / "data" / "corpus.jsonl"
 
-Topic = Literal[
-    "procrastination",
-    "perfectionism",
-    "fear_of_failure",
-    "self_compassion",
-    "inner_critic",
-    "inner_parts",
-    "habits",
-    "grief",
-    "anger",
-    "sleep",
-    "relationships",
-    "values",
-    "acceptance",
-    "reflection",
-]
-TOPICS: tuple[str, ...] = get_args(Topic)
+Topic = WisdomTopic
+TOPICS = WISDOM_TOPICS
 
 
 class CorpusPassage(BaseModel):
