@@ -10,7 +10,7 @@ from agents.deps import AgentDeps, TurnContext
 from agents.onemind import state_keys
 from agents.onemind.stages import Stage
 from agents.onemind.tools import NO_WISDOM_NOTE, RETRIEVE_WISDOM_DECLARATION, STATUS_NO_WISDOM
-from confidant.ports import WISDOM_TOPICS, WisdomPassage
+from confidant.ports import WISDOM_TOPICS, WisdomIndex, WisdomPassage
 from tests.unit.agents.support import APP, RecordingWisdom, ScriptedLlm, call, run_turn
 
 
@@ -22,7 +22,7 @@ class EmptyWisdom:
         return []
 
 
-async def _retrieve(wisdom: object, **args: object) -> dict[str, object]:
+async def _retrieve(wisdom: WisdomIndex, **args: object) -> dict[str, object]:
     sessions = InMemorySessionService()
     await sessions.create_session(
         app_name=APP,
@@ -33,7 +33,7 @@ async def _retrieve(wisdom: object, **args: object) -> dict[str, object]:
     result = await run_turn(
         deps=AgentDeps(
             model=ScriptedLlm(steps=[call("retrieve_wisdom", **args), "ok"]), wisdom=wisdom
-        ),  # type: ignore[arg-type]
+        ),
         sessions=sessions,
         memory=None,
         turn=TurnContext(user_id="u", session_id="s", locale="en"),
