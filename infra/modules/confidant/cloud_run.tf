@@ -14,7 +14,7 @@ locals {
     CONFIDANT_PUBSUB_TOPIC_PREFIX = var.topic_prefix
     CONFIDANT_GEMINI_MODEL        = var.gemini_model
     GOOGLE_CLOUD_PROJECT          = var.project_id
-  }, var.extra_env)
+  }, local.wisdom_env, var.extra_env)
 }
 
 resource "google_cloud_run_v2_service" "chat" {

@@ -246,3 +246,39 @@ variable "labels" {
   type    = map(string)
   default = {}
 }
+
+# --- Wisdom retrieval (Vertex AI Vector Search) ---------------------------------------------
+
+variable "wisdom_vector_search" {
+  description = "Create the wisdom index, endpoint and deployed index, and point the services at them (billed per node hour)."
+  type        = bool
+  default     = false
+}
+
+variable "wisdom_embedding_model" {
+  description = "CONFIDANT_EMBEDDING_MODEL: the embedding model of the index (ingestion and queries must agree)."
+  type        = string
+  default     = "gemini-embedding-001"
+}
+
+variable "wisdom_embedding_dimensions" {
+  description = "CONFIDANT_EMBEDDING_DIMENSIONS: vector size of the index."
+  type        = number
+  default     = 768
+}
+
+variable "wisdom_min_replicas" {
+  type    = number
+  default = 1
+}
+
+variable "wisdom_max_replicas" {
+  type    = number
+  default = 2
+}
+
+variable "wisdom_ingest_members" {
+  description = "Principals allowed to run the ingestion as its service account (e.g. \"user:you@example.com\")."
+  type        = list(string)
+  default     = []
+}
