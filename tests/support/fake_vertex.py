@@ -26,7 +26,6 @@ answered as is; a `Delay` sleeps, then answers normally; `None` answers normally
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from confidant.embeddings.hashed import HashedEmbedder
-from tests.support.fake_gemini import HttpError
+from tests.support.fake_gemini import HttpError, lower_headers, read_call
 from tests.support.fake_http import FakeHttpServer
 
 SINGLE_INSTANCE_MODELS = {"gemini-embedding-001"}
@@ -105,17 +104,14 @@ class FakeVertex(FakeHttpServer[VertexRequest, Step]):
         return Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])
 
     async def _handle(self, request: Request) -> Response:
-        match = _PATH.search(request.url.path)
-        if match is None:
-            return JSONResponse(HttpError(404, f"no route {request.url.path}").body(), 404)
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse(HttpError(400, "body is not JSON").body(), 400)
+        call = await read_call(request, _PATH)
+        if isinstance(call, Response):
+            return call
+        match, body = call
         recorded = VertexRequest(
             method=match["method"],
             resource=match["resource"],
-            headers={name.lower(): value for name, value in request.headers.items()},
+            headers=lower_headers(request),
             body=body,
         )
         step = self._record_and_choose(recorded)

@@ -6,10 +6,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from google.adk.sessions import InMemorySessionService
 
 from agents.deps import AgentDeps, TurnContext
-from agents.onemind import state_keys
 from agents.onemind.stages import Stage
 from agents.onemind.tools import NO_WISDOM_NOTE, STATUS_NO_WISDOM
 from confidant.embeddings.vertex import VertexEmbedder
@@ -26,7 +24,7 @@ from tests.integration.wisdom.conftest import (
 )
 from tests.support.fake_gemini import error
 from tests.support.fake_vertex import Delay, FakeVertex
-from tests.unit.agents.support import APP, ScriptedLlm, call, run_turn
+from tests.unit.agents.support import ScriptedLlm, call, run_turn, session_in_stage
 
 
 def _index(
@@ -145,13 +143,7 @@ async def test_the_coach_goes_on_without_wisdom_and_is_told_not_to_invent_any(
     elif failure == "timeout":
         vertex.enqueue(Delay(2.0))
     model = ScriptedLlm(steps=[call("retrieve_wisdom", query="I am afraid to fail"), "ok"])
-    sessions = InMemorySessionService()
-    await sessions.create_session(
-        app_name=APP,
-        user_id="u",
-        session_id="s",
-        state={state_keys.CURRENT_STAGE: Stage.INTEGRATION.value},
-    )
+    sessions = await session_in_stage(Stage.INTEGRATION.value)
     wisdom = _index(vertex, embedder, search_client, timeout_s=0.5)
 
     result = await asyncio.wait_for(

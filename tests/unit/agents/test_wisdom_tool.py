@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from google.adk.sessions import InMemorySessionService
-
 from agents.deps import AgentDeps, TurnContext
-from agents.onemind import state_keys
 from agents.onemind.stages import Stage
 from agents.onemind.tools import NO_WISDOM_NOTE, RETRIEVE_WISDOM_DECLARATION, STATUS_NO_WISDOM
 from confidant.ports import WISDOM_TOPICS, WisdomIndex, WisdomPassage
-from tests.unit.agents.support import APP, RecordingWisdom, ScriptedLlm, call, run_turn
+from tests.unit.agents.support import (
+    RecordingWisdom,
+    ScriptedLlm,
+    call,
+    run_turn,
+    session_in_stage,
+)
 
 
 @dataclass
@@ -23,13 +26,7 @@ class EmptyWisdom:
 
 
 async def _retrieve(wisdom: WisdomIndex, **args: object) -> dict[str, object]:
-    sessions = InMemorySessionService()
-    await sessions.create_session(
-        app_name=APP,
-        user_id="u",
-        session_id="s",
-        state={state_keys.CURRENT_STAGE: Stage.INTEGRATION.value},
-    )
+    sessions = await session_in_stage(Stage.INTEGRATION.value)
     result = await run_turn(
         deps=AgentDeps(
             model=ScriptedLlm(steps=[call("retrieve_wisdom", **args), "ok"]), wisdom=wisdom
