@@ -19,16 +19,23 @@
     "distance"}]}]}`, ranked by dot product over the upserted datapoints, honouring namespace
     restricts (allow/deny lists) and crowding.
 
-Steps queued with `enqueue` apply to the next requests: an `HttpError` (from fake_gemini) is
-answered as is; a `Delay` sleeps, then answers normally; `None` answers normally.
+It also plays Google's OAuth token endpoint (`POST /token`, a signed JWT grant → a fresh
+access token `token-<n>`), so Application Default Credentials from a service-account key file
+whose `token_uri` points here refresh against it (`adc_file`).
+
+Steps queued with `enqueue` apply to the next API requests (not token requests): an
+`HttpError` (from fake_gemini) is answered as is; a `Delay` sleeps, then answers normally;
+`None` answers normally.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
@@ -41,6 +48,7 @@ from tests.support.fake_gemini import HttpError, lower_headers, read_call
 from tests.support.fake_http import FakeHttpServer
 
 SINGLE_INSTANCE_MODELS = {"gemini-embedding-001"}
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 _PATH = re.compile(r"/(?P<resource>[^:]+):(?P<method>[A-Za-z]+)$")
 
 
@@ -99,9 +107,55 @@ class FakeVertex(FakeHttpServer[VertexRequest, Step]):
     def __init__(self) -> None:
         super().__init__()
         self.datapoints: dict[str, dict[str, Any]] = {}
+        self.tokens_issued = 0
 
     def build_app(self) -> Starlette:
-        return Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])
+        return Starlette(
+            routes=[
+                Route("/token", self._token, methods=["POST"]),
+                Route("/{path:path}", self._handle, methods=["POST"]),
+            ]
+        )
+
+    def adc_file(self, directory: Path) -> Path:
+        """A service-account key file (GOOGLE_APPLICATION_CREDENTIALS) whose token_uri is us."""
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ).decode()
+        path = directory / "adc.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "type": "service_account",
+                    "project_id": "test-project",
+                    "private_key_id": "test-key",
+                    "private_key": pem,
+                    "client_email": "chat@test-project.iam.gserviceaccount.com",
+                    "client_id": "1",
+                    "token_uri": f"{self.base_url}/token",
+                }
+            )
+        )
+        return path
+
+    async def _token(self, request: Request) -> Response:
+        form = await request.form()
+        if form.get("grant_type") != JWT_BEARER or not form.get("assertion"):
+            return JSONResponse({"error": "unsupported_grant_type"}, 400)
+        self.tokens_issued += 1
+        return JSONResponse(
+            {
+                "access_token": f"token-{self.tokens_issued}",
+                "expires_in": 3600,
+                "token_type": "Bearer",
+            }
+        )
 
     async def _handle(self, request: Request) -> Response:
         call = await read_call(request, _PATH)

@@ -4,6 +4,7 @@ and how the coach degrades when retrieval times out, is rate-limited or finds no
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +165,17 @@ async def test_the_coach_goes_on_without_wisdom_and_is_told_not_to_invent_any(
     # The model saw the no-wisdom result, and its instruction forbids made-up quotes.
     instruction = str(model.requests[-1].config.system_instruction)
     assert "never invent a quote" in instruction
+
+
+async def test_application_default_credentials_are_loaded_and_refreshed_once(
+    vertex: FakeVertex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(vertex.adc_file(tmp_path)))
+    client = VectorSearchClient()  # credentials from the environment, as in production
+    try:
+        for _ in range(2):
+            await client.remove_datapoints(api_url=vertex.base_url, index=INDEX, ids=["x"])
+    finally:
+        await client.close()
+    assert vertex.tokens_issued == 1  # refreshed on first use, then reused until it expires
+    assert {r.headers["authorization"] for r in vertex.requests} == {"Bearer token-1"}
