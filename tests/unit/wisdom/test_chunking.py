@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from confidant.wisdom.chunking import MAX_CHARS, chunk_corpus, chunk_passage, split_sentences
 from confidant.wisdom.corpus import CorpusPassage, load_corpus
@@ -53,3 +54,25 @@ def test_the_starter_corpus_is_mostly_one_chunk_per_passage() -> None:
     chunks = chunk_corpus(passages)
     assert len({c.id for c in chunks}) == len(chunks)
     assert {c.passage_id for c in chunks} == {p.id for p in passages}
+
+
+def test_a_markdown_corpus_loads_like_jsonl(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.md"
+    corpus.write_text(
+        "# Wisdom\n\n"
+        "## en-sleep-x: Stop trying to fall asleep\n"
+        "locale: en\ntopic: sleep\ntags: sleep, insomnia\nsource: test\n\n"
+        "Sleep cannot be forced.\nGet up until drowsy.\n\nThen lie down again.\n\n"
+        "## zh-anger-x: 愤怒指向边界\nlocale: zh\n\n愤怒常常在提醒你。\n",
+        encoding="utf-8",
+    )
+    first, second = load_corpus(corpus)
+    assert (first.id, first.title, first.locale, first.topic) == (
+        "en-sleep-x",
+        "Stop trying to fall asleep",
+        "en",
+        "sleep",
+    )
+    assert first.tags == ["sleep", "insomnia"] and first.source == "test"
+    assert first.text == "Sleep cannot be forced. Get up until drowsy. Then lie down again."
+    assert (second.id, second.text, second.topic) == ("zh-anger-x", "愤怒常常在提醒你。", None)
