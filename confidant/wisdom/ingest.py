@@ -151,7 +151,7 @@ async def ingest(
     limiter = RateLimiter(requests_per_minute)
     per_request = getattr(embedder, "batch_size", batch_size) or batch_size
     with tqdm(
-        total=len(todo.upsert), unit="chunk", desc="embed+upsert", disable=not progress, file=out
+        total=len(todo.upsert), unit="chunk", desc="embed+upsert", disable=not progress
     ) as bar:
         for start in range(0, len(todo.upsert), batch_size):
             batch = todo.upsert[start : start + batch_size]
