@@ -4,7 +4,6 @@ formats: wisdom arrives through the real adapters, and a rate-limited search deg
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +14,13 @@ from confidant.embeddings import HashedEmbedder
 from confidant.wisdom import load_corpus
 from confidant.wisdom.chunking import chunk_corpus
 from confidant.wisdom.vertex import datapoint_for
-from tests.e2e.conftest import Server, base_env, start_server, stop_server
+from tests.e2e.conftest import (
+    Server,
+    base_env,
+    chat_target_command,
+    start_server,
+    stop_server,
+)
 from tests.support.emulators import free_port
 from tests.support.fake_gemini import error
 from tests.support.fake_vertex import FakeVertex
@@ -54,11 +59,7 @@ def server(vertex: FakeVertex, tmp_path_factory: pytest.TempPathFactory) -> Iter
         CONFIDANT_WISDOM_TIMEOUT_S="2",
         GOOGLE_APPLICATION_CREDENTIALS=str(vertex.adc_file(Path(directory))),
     )
-    command = [
-        sys.executable, "-m", "functions_framework", "--asgi", "--target=chat",
-        "--source=functions/main.py", "--host=127.0.0.1", f"--port={port}",
-    ]  # fmt: skip
-    started = start_server(command, env, port)
+    started = start_server(chat_target_command(port), env, port)
     yield started
     stop_server(started)
 
