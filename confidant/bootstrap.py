@@ -162,17 +162,21 @@ def _identity(settings: Settings) -> IdentityVerifier:
     return HeaderIdentityVerifier()
 
 
-def _wisdom(settings: Settings) -> WisdomIndex:
+def _wisdom(settings: Settings, embedder: Embedder) -> WisdomIndex:
     if settings.wisdom == "vertex":
-        raise NotImplementedError(
-            "the Vertex AI Vector Search adapter is not built yet; use CONFIDANT_WISDOM=local"
-        )
+        from confidant.wisdom.vertex import build_vertex_wisdom
+
+        return build_vertex_wisdom(settings, embedder)
     from confidant.wisdom.local_index import LocalWisdomIndex
 
     return LocalWisdomIndex()
 
 
 def _embedder(settings: Settings) -> Embedder:
+    if settings.embeddings == "vertex":
+        from confidant.embeddings.vertex import build_vertex_embedder
+
+        return build_vertex_embedder(settings)
     from confidant.embeddings import HashedEmbedder
 
     return HashedEmbedder()
@@ -292,7 +296,7 @@ def build_runtime(
     assert default_model is not None
     deps = AgentDeps(
         model=default_model,
-        wisdom=_wisdom(settings),
+        wisdom=_wisdom(settings, embedder),
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         crisis_classifier=_crisis_classifier(settings, default_model),

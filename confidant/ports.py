@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, Field
 
@@ -20,11 +20,36 @@ class WisdomPassage(BaseModel):
     score: float = 0.0
 
 
+# The themes a wisdom passage is filed under: a closed vocabulary, so that indexes can restrict
+# on it and the coach's tool can offer it as an enum.
+WisdomTopic = Literal[
+    "procrastination",
+    "perfectionism",
+    "fear_of_failure",
+    "self_compassion",
+    "inner_critic",
+    "inner_parts",
+    "habits",
+    "grief",
+    "anger",
+    "sleep",
+    "relationships",
+    "values",
+    "acceptance",
+    "reflection",
+]
+WISDOM_TOPICS: tuple[str, ...] = get_args(WisdomTopic)
+
+
 class WisdomIndex(Protocol):
-    """Retrieval of wisdom passages (local index embedded; Vertex AI Vector Search in cloud)."""
+    """Retrieval of wisdom passages (local index embedded; Vertex AI Vector Search in cloud).
+
+    Passages in `locale` are preferred (the cloud index restricts to it); `topic`, one of
+    WISDOM_TOPICS, restricts the candidates. Callers pass `topic` only when they have one.
+    """
 
     async def search(
-        self, query: str, *, top_k: int = 3, locale: str | None = None
+        self, query: str, *, top_k: int = 3, locale: str | None = None, topic: str | None = None
     ) -> list[WisdomPassage]: ...
 
 

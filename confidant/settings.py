@@ -133,6 +133,20 @@ class Settings(BaseSettings):
     sweep_grace_s: float = 120.0  # an entry still pending after this is republished
     sweep_max_republish: int = 5  # republished this often and still pending: abandoned
     sweep_interval_s: float = 60.0  # embedded default: the in-process sweep's period (0 = off)
+    # Wisdom retrieval and embeddings (issue 11). Vertex AI embeddings use the Gemini
+    # credentials above (GOOGLE_GENAI_USE_VERTEXAI + GOOGLE_CLOUD_PROJECT/LOCATION, or a key).
+    embeddings: Literal["hashed", "vertex"] = "hashed"
+    embedding_model: str = "gemini-embedding-001"
+    embedding_dimensions: int = 768
+    embedding_batch_size: int | None = None  # None: the model's documented per-request limit
+    embedding_timeout_s: float = 10.0
+    vector_search_endpoint_domain: str | None = None  # the index endpoint's public domain
+    vector_search_index_endpoint: str | None = None  # projects/…/indexEndpoints/…
+    vector_search_deployed_index_id: str | None = None
+    vector_search_index: str | None = None  # projects/…/indexes/… (ingestion writes here)
+    vector_search_api_url: str | None = None  # default: https://{region}-aiplatform.googleapis.com
+    wisdom_per_source_limit: int = 1  # chunks of one passage among the hits
+    wisdom_timeout_s: float = 4.0  # embedding + search; beyond it the coach goes on without
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
@@ -152,6 +166,21 @@ class Settings(BaseSettings):
             )
         if self.artifacts == "gcs" and not self.artifacts_bucket:
             raise ConfigurationError("CONFIDANT_ARTIFACTS=gcs needs CONFIDANT_ARTIFACTS_BUCKET")
+        if self.wisdom == "vertex" and not (
+            self.vector_search_endpoint_domain
+            and self.vector_search_index_endpoint
+            and self.vector_search_deployed_index_id
+        ):
+            raise ConfigurationError(
+                "CONFIDANT_WISDOM=vertex needs CONFIDANT_VECTOR_SEARCH_ENDPOINT_DOMAIN, "
+                "CONFIDANT_VECTOR_SEARCH_INDEX_ENDPOINT and "
+                "CONFIDANT_VECTOR_SEARCH_DEPLOYED_INDEX_ID"
+            )
+        if self.wisdom == "vertex" and self.embeddings != "vertex":
+            raise ConfigurationError(
+                "CONFIDANT_WISDOM=vertex needs CONFIDANT_EMBEDDINGS=vertex: the index holds "
+                "Vertex AI embeddings"
+            )
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
         return self

@@ -32,6 +32,8 @@ Goal: witness and name the user's stuck point, the inner conflict behind it.
 Goal: integrate the conflicting parts; help each side be heard and find what they share.
 - Call retrieve_wisdom(query=<the conflict in the user's words>) for inspiration, and weave at
   most one idea from it into your reply in your own words.
+- Use only passages retrieve_wisdom returned. When it returns none (status "no_wisdom"), go on
+  without wisdom: never invent a quote, saying, author or source.
 - When the user sees the parts can work together, call
   advance_stage(next_stage="stage_3_micro_action", summary=<the integrating insight>).""",
     Stage.MICRO_ACTION: """\

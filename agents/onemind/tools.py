@@ -20,7 +20,7 @@ from google.genai import types
 from agents.onemind import state_keys
 from agents.onemind.stages import LAST_STAGE, Stage, current_stage, next_stage, parse_stage
 from agents.safety.detector import normalise_locale
-from confidant.ports import WisdomIndex
+from confidant.ports import WISDOM_TOPICS, WisdomIndex
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +31,12 @@ SAVE_CRYSTAL = "save_crystal"
 CRYSTAL_KIND = "integration_crystal"
 STATUS_OK = "ok"
 STATUS_ERROR = "error"
+STATUS_NO_WISDOM = "no_wisdom"
+# Said to the model whenever retrieval brings nothing back (none found, timeout, 429, outage).
+NO_WISDOM_NOTE = (
+    "No wisdom passage is available for this. Go on without one: do not quote, cite or invent"
+    " any passage, saying, author or source."
+)
 MAX_SUMMARY_CHARS = 500
 MAX_NAME_CHARS = 80
 MAX_INSIGHT_CHARS = 1000
@@ -78,6 +84,11 @@ RETRIEVE_WISDOM_DECLARATION = types.FunctionDeclaration(
             "top_k": types.Schema(
                 type=types.Type.INTEGER,
                 description=f"How many passages to return (1-{MAX_TOP_K}, default 3).",
+            ),
+            "topic": types.Schema(
+                type=types.Type.STRING,
+                enum=list(WISDOM_TOPICS),
+                description="Optional: only passages on this theme.",
             ),
         },
         required=["query"],
@@ -163,6 +174,10 @@ class AdvanceStageTool(BaseTool):
         }
 
 
+def _no_wisdom(reason: str) -> dict[str, Any]:
+    return {"status": STATUS_NO_WISDOM, "passages": [], "reason": reason, "note": NO_WISDOM_NOTE}
+
+
 class RetrieveWisdomTool(BaseTool):
     """Searches the wisdom index (stage 2 only) in the conversation's language."""
 
@@ -187,12 +202,18 @@ class RetrieveWisdomTool(BaseTool):
         top_k = raw_top_k if isinstance(raw_top_k, int) and not isinstance(raw_top_k, bool) else 3
         top_k = max(1, min(MAX_TOP_K, top_k))
         locale = normalise_locale(tool_context.state.get(state_keys.LOCALE)) or self._default_locale
+        topic = args.get("topic") if args.get("topic") in WISDOM_TOPICS else None
+        # Passed only when set, so WisdomIndex adapters without topics keep working.
+        options = {"topic": topic} if topic else {}
         try:
-            passages = await self._wisdom.search(query, top_k=top_k, locale=locale)
-        except Exception:
-            # A retrieval outage must not abort the turn: the coach can go on without wisdom.
-            logger.exception("wisdom search failed")
-            return error_result("wisdom retrieval is unavailable right now.")
+            passages = await self._wisdom.search(query, top_k=top_k, locale=locale, **options)
+        except Exception as exc:
+            # A retrieval outage (timeout, 429, 5xx) must not abort the turn: the coach goes on
+            # without wisdom, and is told plainly that there is none to quote.
+            logger.warning("wisdom search failed: %s", exc, exc_info=True)
+            return _no_wisdom("wisdom retrieval is unavailable right now.")
+        if not passages:
+            return _no_wisdom("no passage matched.")
         return {
             "status": STATUS_OK,
             "passages": [

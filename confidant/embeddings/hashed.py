@@ -1,50 +1,31 @@
 """An embedding that needs no model download: hashed lexical features for zh and en.
 
-English contributes word unigrams, word bigrams and character trigrams inside words (so
-"procrastinate" and "procrastinating" share most features); Chinese, which has no spaces,
-contributes character unigrams and bigrams. Features are hashed with a sign bit into a fixed
-number of dimensions (the hashing trick), weighted sub-linearly, and L2-normalised, so the
-dot product of two vectors is their cosine similarity. Deterministic across processes
-(blake2b, never Python's salted `hash`).
+The features are confidant/lexical.py's, the same the offline wisdom index ranks with: words
+(stop words dropped, lightly stemmed) and in-word character trigrams for alphabetic text,
+character unigrams and bigrams for Chinese. They are hashed with a sign bit into a fixed
+number of dimensions (the hashing trick), weighted sub-linearly, and L2-normalised, so the dot
+product of two vectors is their cosine similarity. Deterministic across processes (blake2b,
+never Python's salted `hash`).
+
+Measured on the wisdom evaluation set (bench/wisdom_eval.py, exact cosine, 512 dimensions):
+recall@3 0.74 / MRR 0.66, against 0.56 / 0.49 for the earlier raw-token features; stop words
+and stemming did it. 1024 dimensions (fewer collisions) give 0.76 / 0.70.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
-import re
-import unicodedata
-from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from confidant.lexical import feature_weight, lexical_features
 from confidant.ports import EmbeddingTask
 
-DEFAULT_DIMENSIONS = 512
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-# Weights: whole words say most; trigrams give robustness to inflection and typos.
-_WEIGHT_WORD, _WEIGHT_BIGRAM, _WEIGHT_TRIGRAM = 1.0, 0.7, 0.35
-_WEIGHT_HAN_CHAR, _WEIGHT_HAN_BIGRAM = 0.5, 1.0
+DEFAULT_DIMENSIONS = 512  # kept from the first version: stored vectors stay comparable
 
 
-def _features(text: str) -> Counter[str]:
-    normal = unicodedata.normalize("NFKC", text).lower()
-    features: Counter[str] = Counter()
-    words = _WORD.findall(normal)
-    for word in words:
-        features["w:" + word] += _WEIGHT_WORD
-        padded = f"<{word}>"
-        for i in range(len(padded) - 2):
-            features["t:" + padded[i : i + 3]] += _WEIGHT_TRIGRAM
-    for first, second in itertools.pairwise(words):
-        features[f"b:{first} {second}"] += _WEIGHT_BIGRAM
-    for run in _CJK_RUN.findall(normal):
-        for char in run:
-            features["h:" + char] += _WEIGHT_HAN_CHAR
-        for i in range(len(run) - 1):
-            features["hb:" + run[i : i + 2]] += _WEIGHT_HAN_BIGRAM
-    return features
+def _features(text: str) -> dict[str, float]:
+    return {f: count * feature_weight(f) for f, count in lexical_features(text).items()}
 
 
 def _bucket(feature: str, dimensions: int) -> tuple[int, float]:

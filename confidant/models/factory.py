@@ -62,18 +62,21 @@ def _offline_model(settings: Settings) -> BaseLlm:
     return model
 
 
-def build_genai_client(settings: Settings) -> genai.Client:
-    """One google-genai client for the process: API key or Vertex, our timeout, no SDK retries."""
+def build_genai_client(
+    settings: Settings, *, timeout_s: float | None = None, attempts: int = 1
+) -> genai.Client:
+    """One google-genai client for the process: API key or Vertex, our timeout, no SDK retries
+    unless asked (`attempts`; the embedding ingestion retries 429 and 5xx with backoff)."""
     from google import genai
     from google.genai import types
 
     http_options = types.HttpOptions(
         base_url=settings.gemini_base_url,
         # Milliseconds. With aiohttp (installed) this bounds the whole call, streaming included.
-        timeout=int(settings.model_timeout_s * 1000),
+        timeout=int((timeout_s or settings.model_timeout_s) * 1000),
         # One attempt: RetryingLlm retries and reports each retry to the user. This also turns
         # off google-genai's implicit retry of aiohttp connection errors.
-        retry_options=types.HttpRetryOptions(attempts=1),
+        retry_options=types.HttpRetryOptions(attempts=attempts),
     )
     if settings.use_vertex:
         project = os.environ.get("GOOGLE_CLOUD_PROJECT")

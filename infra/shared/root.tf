@@ -54,6 +54,18 @@ variable "cors_origins" {
   default = []
 }
 
+variable "wisdom_vector_search" {
+  description = "Serve wisdom from Vertex AI Vector Search (index + endpoint, billed per node hour)."
+  type        = bool
+  default     = false
+}
+
+variable "wisdom_ingest_members" {
+  description = "Principals allowed to run confidant-ingest as the ingestion service account."
+  type        = list(string)
+  default     = []
+}
+
 output "chat_url" {
   value = module.confidant.chat_url
 }
@@ -72,4 +84,12 @@ output "service_accounts" {
 
 output "secrets" {
   value = module.confidant.secrets
+}
+
+output "wisdom_index" {
+  value = module.confidant.wisdom_index
+}
+
+output "wisdom_ingest_service_account" {
+  value = module.confidant.wisdom_ingest_service_account
 }

@@ -91,6 +91,11 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "sweep_interval_s": "the in-process sweep of the embedded default; Cloud Scheduler calls "
     "the sweep target in the cloud",
     "crisis_classifier_timeout_s": "the issue's 1.5 s budget; the lexicon's verdict stands after",
+    "embedding_batch_size": "the model's documented per-request limit",
+    "embedding_timeout_s": "one embedding request on the request path; no deployment reason",
+    "vector_search_api_url": "the regional Vertex AI endpoint; only tests point it elsewhere",
+    "wisdom_per_source_limit": "crowding of one passage's chunks among the hits (product)",
+    "wisdom_timeout_s": "past it the coach goes on without wisdom (product)",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",
@@ -222,6 +227,10 @@ def terraform_env() -> dict[str, str]:
     """Env var → HCL value expression, for every service (common_env and secret_env)."""
     values = tf.local_values(tf.MODULE)
     env = tf.object_entries(values["common_env"])
+    # Optional blocks merged in (`cond ? {…} : {}`), e.g. local.wisdom_env: their "on" side.
+    for name, expression in values.items():
+        if f"local.{name}" in values["common_env"] and "?" in str(expression):
+            env.update(tf.object_entries(str(expression).split("?", 1)[1].rsplit(":", 1)[0]))
     env.update(dict.fromkeys(tf.object_entries(values["secret_env"]), "<secret>"))
     return env
 
@@ -231,9 +240,9 @@ def env_value(expression: str) -> str:
     text = expression.strip()
     if (value := tf.literal(text)) is not None:
         return str(value)
-    if match := re.fullmatch(r"(jsonencode\()?var\.(\w+)\)?", text):
+    if match := re.fullmatch(r"(jsonencode\(|tostring\()?var\.(\w+)\)?", text):
         default = tf.variable_default(tf.MODULE, match.group(2))
-        if match.group(1):
+        if match.group(1) == "jsonencode(":
             return json.dumps(default)
         return (
             "p" if default is None else str(default).lower() if default is False else str(default)

@@ -220,6 +220,24 @@ def _sse(payload: dict[str, Any]) -> bytes:
     return f"data: {json.dumps(payload)}\r\n\r\n".encode()
 
 
+async def read_call(
+    request: Request, path: re.Pattern[str]
+) -> tuple[re.Match[str], dict[str, Any]] | Response:
+    """The route match and JSON body of a Google API call, or the error answer (404, 400)."""
+    match = path.search(request.url.path)
+    if match is None:
+        return JSONResponse(HttpError(404, f"no route {request.url.path}").body(), 404)
+    try:
+        body = await request.json()
+    except json.JSONDecodeError:
+        return JSONResponse(HttpError(400, "body is not JSON").body(), 400)
+    return match, body
+
+
+def lower_headers(request: Request) -> dict[str, str]:
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
 class FakeGemini(FakeHttpServer[GeminiRequest, Step]):
     """The Gemini API on 127.0.0.1; see the module docstring."""
 
@@ -227,19 +245,16 @@ class FakeGemini(FakeHttpServer[GeminiRequest, Step]):
         return Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])
 
     async def _handle(self, request: Request) -> Response:
-        match = _PATH.search(request.url.path)
-        if match is None:
-            return JSONResponse(HttpError(404, f"no route {request.url.path}").body(), 404)
-        try:
-            body = await request.json()
-        except json.JSONDecodeError:
-            return JSONResponse(HttpError(400, "body is not JSON").body(), 400)
+        call = await read_call(request, _PATH)
+        if isinstance(call, Response):
+            return call
+        match, body = call
         recorded = GeminiRequest(
             model=match["model"],
             method=match["method"],
             path=request.url.path,
             query=dict(request.query_params),
-            headers={name.lower(): value for name, value in request.headers.items()},
+            headers=lower_headers(request),
             body=body,
         )
         step = self._record_and_choose(recorded)
@@ -317,5 +332,7 @@ __all__ = [
     "echo_responder",
     "error",
     "function_call",
+    "lower_headers",
+    "read_call",
     "text",
 ]

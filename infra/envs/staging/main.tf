@@ -12,6 +12,8 @@ module "confidant" {
   deployer_member             = var.deployer_member
   alert_notification_channels = var.alert_notification_channels
   cors_origins                = var.cors_origins
+  wisdom_vector_search        = var.wisdom_vector_search
+  wisdom_ingest_members       = var.wisdom_ingest_members
 
   # Staging: production shape at idle cost (scale to zero), protected from destroy.
   chat_min_instances  = 0

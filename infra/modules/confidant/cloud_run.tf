@@ -31,6 +31,8 @@ locals {
     # Vertex AI: the service account's identity, no key to keep; else the Gemini API key below.
     var.use_vertex ? { GOOGLE_GENAI_USE_VERTEXAI = "true", GOOGLE_CLOUD_LOCATION = var.vertex_location } : {},
     var.notion_database_id == null ? {} : { CONFIDANT_NOTION_DATABASE_ID = var.notion_database_id },
+    # Wisdom on Vertex AI Vector Search when it is deployed (vector_search.tf); else local.
+    local.wisdom_env,
     var.extra_env,
   )
 

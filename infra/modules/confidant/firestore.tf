@@ -4,6 +4,10 @@
 # store adapters' queries need and fails when one is missing here or one here is unused.
 
 locals {
+  # Memory embeddings come from the deployment's embedder: Vertex AI's model when wisdom runs on
+  # Vector Search (CONFIDANT_EMBEDDINGS=vertex), else the offline hashed embedder (512).
+  memory_embedding_dimension = var.wisdom_vector_search ? var.wisdom_embedding_dimensions : 512
+
   firestore_composite_indexes = {
     # FirestoreSessionStore.list_memories(app=...): where app == X order by created_at desc.
     memories_by_app = {
@@ -55,7 +59,7 @@ locals {
       collection  = "memories"
       query_scope = "COLLECTION"
       fields = [
-        { field_path = "embedding", vector_dimension = var.memory_embedding_dimension },
+        { field_path = "embedding", vector_dimension = local.memory_embedding_dimension },
       ]
     }
     memories_nearest_by_app = {
@@ -63,7 +67,7 @@ locals {
       query_scope = "COLLECTION"
       fields = [
         { field_path = "app", order = "ASCENDING" },
-        { field_path = "embedding", vector_dimension = var.memory_embedding_dimension },
+        { field_path = "embedding", vector_dimension = local.memory_embedding_dimension },
       ]
     }
   }

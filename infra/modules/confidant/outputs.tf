@@ -47,3 +47,13 @@ output "secrets" {
     [for secret in google_secret_manager_secret.smoke : secret.secret_id],
   )
 }
+
+output "wisdom_index" {
+  description = "CONFIDANT_VECTOR_SEARCH_INDEX for confidant-ingest (null when the wisdom index is off)."
+  value       = one(google_vertex_ai_index.wisdom[*].id)
+}
+
+output "wisdom_ingest_service_account" {
+  description = "Run confidant-ingest as this account (gcloud ... --impersonate-service-account)."
+  value       = one(google_service_account.ingest[*].email)
+}

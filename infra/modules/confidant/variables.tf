@@ -78,12 +78,6 @@ variable "firestore_unindexed_fields" {
   ]
 }
 
-variable "memory_embedding_dimension" {
-  description = "Dimension of memory embeddings (the vector index): 512 for the offline hashed embedder, the model's output size with CONFIDANT_EMBEDDINGS=vertex."
-  type        = number
-  default     = 512
-}
-
 # --- Jobs (Pub/Sub) ------------------------------------------------------------------------
 
 variable "job_kinds" {
@@ -309,4 +303,40 @@ variable "crisis_classifier" {
   description = "Run the crisis guard's model classifier (a short non-streaming call, 1.5 s cap) when the lexicon is silent. On by default in the cloud, where a real model is configured."
   type        = bool
   default     = true
+}
+
+# --- Wisdom retrieval (Vertex AI Vector Search) ---------------------------------------------
+
+variable "wisdom_vector_search" {
+  description = "Create the wisdom index, endpoint and deployed index, and point the services at them (billed per node hour)."
+  type        = bool
+  default     = false
+}
+
+variable "wisdom_embedding_model" {
+  description = "CONFIDANT_EMBEDDING_MODEL: the embedding model of the index (ingestion and queries must agree)."
+  type        = string
+  default     = "gemini-embedding-001"
+}
+
+variable "wisdom_embedding_dimensions" {
+  description = "CONFIDANT_EMBEDDING_DIMENSIONS: vector size of the index."
+  type        = number
+  default     = 768
+}
+
+variable "wisdom_min_replicas" {
+  type    = number
+  default = 1
+}
+
+variable "wisdom_max_replicas" {
+  type    = number
+  default = 2
+}
+
+variable "wisdom_ingest_members" {
+  description = "Principals allowed to run the ingestion as its service account (e.g. \"user:you@example.com\")."
+  type        = list(string)
+  default     = []
 }

@@ -13,12 +13,13 @@ from google.adk.memory.base_memory_service import SearchMemoryResponse
 from google.adk.memory.memory_entry import MemoryEntry
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.adk.runners import Runner
-from google.adk.sessions import BaseSessionService, Session
+from google.adk.sessions import BaseSessionService, InMemorySessionService, Session
 from google.genai import types
 from pydantic import Field
 
 from agents import build_app
 from agents.deps import AgentDeps, TurnContext
+from agents.onemind import state_keys
 from confidant.ports import WisdomPassage
 
 APP = "onemind"
@@ -102,12 +103,28 @@ class RecordingWisdom:
     """A WisdomIndex that records its queries and returns one fixed passage."""
 
     queries: list[tuple[str, int, str | None]] = field(default_factory=list)
+    topics: list[str | None] = field(default_factory=list)
 
     async def search(
-        self, query: str, *, top_k: int = 3, locale: str | None = None
+        self, query: str, *, top_k: int = 3, locale: str | None = None, topic: str | None = None
     ) -> list[WisdomPassage]:
         self.queries.append((query, top_k, locale))
+        self.topics.append(topic)
         return [WisdomPassage(id="w1", title="Fixed title", text="Fixed text.", locale="en")]
+
+
+async def session_in_stage(
+    stage: str, user_id: str = "u", session_id: str = "s"
+) -> InMemorySessionService:
+    """An in-memory session of the onemind app whose protocol is at `stage`."""
+    sessions = InMemorySessionService()
+    await sessions.create_session(
+        app_name=APP,
+        user_id=user_id,
+        session_id=session_id,
+        state={state_keys.CURRENT_STAGE: stage},
+    )
+    return sessions
 
 
 @dataclass

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from confidant.lexical import lexical_features
 from confidant.ports import WisdomIndex
 from confidant.wisdom import DEFAULT_CORPUS_PATH, LocalWisdomIndex
-from confidant.wisdom.local_index import lexical_features, load_corpus
+from confidant.wisdom.corpus import load_corpus
 
 
 @pytest.fixture(scope="module")
