@@ -20,6 +20,24 @@ class AgentDeps:
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
 
 
+class UiChannel:
+    """Custom UI data parts for the client that are not state changes (e.g. an invitation card).
+
+    A tool or tree builder calls `send("protocol-invitation", {...})`; the chat service streams
+    each as a `data-{name}` part right after the event during which it was sent.
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, Any]] = []
+
+    def send(self, name: str, data: Any) -> None:
+        self._pending.append((name, data))
+
+    def drain(self) -> list[tuple[str, Any]]:
+        pending, self._pending = self._pending, []
+        return pending
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """What the turn loaded before the run; fed to instruction providers."""
@@ -34,3 +52,4 @@ class TurnContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     # What the app's declared context sources loaded, by source name (see AppSpec.context).
     loaded: Mapping[str, Any] = field(default_factory=dict)
+    ui: UiChannel = field(default_factory=UiChannel)  # custom data parts for this turn

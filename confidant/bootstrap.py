@@ -11,6 +11,7 @@ from agents.deps import AgentDeps
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
+from confidant.profiles.source import PROFILE, ProfileSource
 from confidant.sessions.records import TailPolicy
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.store import SessionStore
@@ -87,7 +88,7 @@ def _embedder(settings: Settings) -> Embedder:
 
 def _context_sources(settings: Settings, store: SessionStore) -> dict[str, ContextSource]:
     """Every context source an app may declare (AppSpec.context), on the configured adapters."""
-    return {MEMORIES: RecentMemoriesSource(store)}
+    return {MEMORIES: RecentMemoriesSource(store), PROFILE: ProfileSource(store)}
 
 
 def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtime:

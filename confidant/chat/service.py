@@ -44,6 +44,9 @@ from confidant.errors import (
 )
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.ports import JobBus, JobRecord
+from confidant.profiles.draft import ProfileDraft
+from confidant.profiles.ops import ProfileOp
+from confidant.profiles.source import PROFILE
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService, OpenTurn
 from confidant.sessions.store import SessionStore
@@ -52,6 +55,7 @@ from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, er
 logger = logging.getLogger(__name__)
 
 _END = object()
+PROTOCOL_PROGRESS = "protocol-progress"
 # Turns whose client may have gone: kept referenced so they run to their commit.
 _turns_in_flight: set[asyncio.Task[None]] = set()
 
@@ -71,6 +75,7 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
+    data: list[dict[str, Any]] = field(default_factory=list)  # other custom data parts
     retries: list[dict[str, Any]] = field(default_factory=list)
     error: ConfidantError | None = None
 
@@ -195,7 +200,7 @@ class PreparedTurn:
                     for part in translator.finish():
                         emit(part)
                     jobs = self._jobs()
-                    await turn.commit(jobs=jobs)
+                    await turn.commit(jobs=jobs, profile_ops=self._profile_ops())
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
                     return
@@ -224,6 +229,8 @@ class PreparedTurn:
             self.result.retries.append(notice.model_dump())
             emit(data_part("retry", notice.model_dump(), transient=True))
 
+        for part in self._ui_parts():  # sent while the tree was built (e.g. a resumed protocol)
+            emit(part)
         with retry_listener(on_retry):
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
@@ -250,8 +257,25 @@ class PreparedTurn:
             progress = reader(item.actions.state_delta) if reader else None
             if progress is not None:
                 self.result.progress.append(progress)
-                parts.append(data_part("protocol-progress", progress))
+                parts.append(data_part(PROTOCOL_PROGRESS, progress))
+        parts.extend(self._ui_parts())
         return parts
+
+    def _ui_parts(self) -> list[UIPart]:
+        """The custom data parts tools sent through `TurnContext.ui` since the last event."""
+        parts = []
+        for name, data in self._context.ui.drain():
+            if name == PROTOCOL_PROGRESS:
+                self.result.progress.append(data)
+            else:
+                self.result.data.append({"type": f"data-{name}", "data": data})
+            parts.append(data_part(name, data))
+        return parts
+
+    def _profile_ops(self) -> list[ProfileOp]:
+        """Profile writes buffered during the turn; committed with it, or never."""
+        draft = self._context.loaded.get(PROFILE)
+        return draft.ops if isinstance(draft, ProfileDraft) else []
 
     def _jobs(self) -> list[JobRecord]:
         # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.

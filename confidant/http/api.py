@@ -5,7 +5,8 @@ POST   /v1/chat                     stream a reply (AI SDK UI message stream ove
 GET    /v1/sessions?app=            the caller's sessions of an app
 GET    /v1/sessions/{id}?app=&page_size=&page_token=   one session with a page of its events
 DELETE /v1/sessions/{id}?app=       delete one session
-DELETE /v1/me                       erase everything the caller owns
+DELETE /v1/me                       erase everything the caller owns (the profile too)
+GET|PATCH /v1/me/profile, GET /v1/me/reports/{skill}/{protocol}   see confidant/http/profile.py
 GET    /v1/apps                     the served apps, their skills and extra endpoints
 GET    /healthz
 
@@ -28,6 +29,7 @@ import agents
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
+from confidant.http import profile
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -54,7 +56,7 @@ def _add_cors(request: Request, response: Response, allowed: list[str]) -> None:
         return
     response.headers["access-control-allow-origin"] = origin
     response.headers["vary"] = "Origin"
-    response.headers["access-control-allow-methods"] = "GET, POST, DELETE, OPTIONS"
+    response.headers["access-control-allow-methods"] = "GET, POST, PATCH, DELETE, OPTIONS"
     response.headers["access-control-allow-headers"] = "authorization, content-type, x-user-id"
     response.headers["access-control-expose-headers"] = "x-vercel-ai-ui-message-stream"
     response.headers["access-control-max-age"] = "600"
@@ -79,6 +81,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
         if path == "/v1/sessions":
             _allow(method, "GET")
             return await _list_sessions(request, runtime, user_id)
+        if profile.serves(path):
+            return await profile.handle(request, runtime, user_id, _read_json)
         if path == "/v1/me":
             _allow(method, "DELETE")
             removed = await runtime.store.delete_user(user_id)
@@ -181,6 +185,7 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
                 "text": result.text,
                 "tool_calls": result.tool_calls,
                 "progress": result.progress,
+                "data": result.data,
                 "retries": result.retries,
             }
         )

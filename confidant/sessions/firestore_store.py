@@ -2,6 +2,7 @@
 
 Layout (everything a user owns is under their user document):
 
+    users/{uid}                                         the unified profile (its fields)
     users/{uid}/apps/{app}                              user-scoped state of that app (`user:` keys)
     users/{uid}/apps/{app}/sessions/{sid}               revision, lease, state, summary, tail events
     users/{uid}/apps/{app}/sessions/{sid}/chunks/{seq}  older events, immutable, keyed by first seq
@@ -27,6 +28,8 @@ from google.cloud.firestore_v1.async_transaction import AsyncTransaction
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
+from confidant.profiles import firestore_profile
+from confidant.profiles.ops import ProfileOp
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -217,6 +220,7 @@ class FirestoreSessionStore:
             and write.lease_token is not None
             and not write.app_delta
             and not write.user_delta
+            and not write.profile_ops
         ):
             return await self._commit_on_lease(key, write, write.base, write.lease_token)
         ref = self._session(key)
@@ -230,7 +234,15 @@ class FirestoreSessionStore:
             reason = check_write(record, write, write.now)
             if reason:
                 raise StaleTurnError(reason)
+            profile_ref = self._user(key.user_id)
+            profile = (
+                firestore_profile.stored_profile(await profile_ref.get(transaction=transaction))
+                if write.profile_ops
+                else {}
+            )  # every read of the transaction comes before its first write
             await self._write_scoped_deltas(transaction, key, write.app_delta, write.user_delta)
+            if write.profile_ops:
+                firestore_profile.write_ops(transaction, profile_ref, profile, write.profile_ops)
             updated, chunk = apply_write(record, write, self.policy)
             transaction.set(ref, self._doc(updated))
             self._write_turn_documents(transaction, ref, write, chunk)
@@ -423,6 +435,41 @@ class FirestoreSessionStore:
             await job.reference.delete()
             removed += 1
         return removed
+
+    # -- ProfileStore (confidant/profiles/store.py) ----------------------------------------------
+
+    async def load_profile(self, user_id: str) -> dict[str, Any]:
+        return firestore_profile.stored_profile(await self._user(user_id).get())
+
+    async def update_profile(self, user_id: str, ops: list[ProfileOp]) -> dict[str, Any]:
+        ref = self._user(user_id)
+
+        @firestore.async_transactional
+        async def apply(transaction: AsyncTransaction) -> dict[str, Any]:
+            before = firestore_profile.stored_profile(await ref.get(transaction=transaction))
+            return firestore_profile.write_ops(transaction, ref, before, ops)
+
+        return await apply(self.client.transaction())
+
+    async def replace_profile(
+        self, user_id: str, profile: dict[str, Any], *, expected: dict[str, Any]
+    ) -> bool:
+        ref = self._user(user_id)
+
+        @firestore.async_transactional
+        async def replace(transaction: AsyncTransaction) -> bool:
+            if firestore_profile.stored_profile(await ref.get(transaction=transaction)) != expected:
+                return False
+            transaction.set(ref, profile)  # subcollections are untouched by a set
+            return True
+
+        return await replace(self.client.transaction())
+
+    async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
+        query = self.client.collection(USERS).order_by("__name__").limit(limit)
+        if after is not None:
+            query = query.start_after({"__name__": self._user(after)})
+        return [snap.id async for snap in query.stream()]
 
     async def close(self) -> None:
         return None  # the client is the process's; the composition root closes it
