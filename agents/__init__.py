@@ -5,7 +5,7 @@ Importing this package registers every served app (each app package registers it
 
 from __future__ import annotations
 
-from agents import onemind  # noqa: F401  (registers the app)
+from agents import lifecoach, onemind  # noqa: F401  (each registers its app)
 from agents.registry import (
     AppSpec,
     Route,

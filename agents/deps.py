@@ -18,6 +18,7 @@ class AgentDeps:
     model: BaseLlm
     wisdom: WisdomIndex
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
+    protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
 
 
 class UiChannel:

@@ -100,7 +100,10 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     jobs = _jobs(settings)
     embedder = _embedder(settings)
     deps = AgentDeps(
-        model=model or build_model(settings), wisdom=_wisdom(settings), embedder=embedder
+        model=model or build_model(settings),
+        wisdom=_wisdom(settings),
+        embedder=embedder,
+        protocol_timeout_s=settings.protocol_timeout_s,
     )
     chat = ChatService(
         sessions=sessions,

@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     default_locale: str = "en"
     cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
+    # Guided protocols (issue 10): a protocol untouched this long asks the user to confirm.
+    protocol_timeout_s: float = Field(default=3600.0, gt=0)
+
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
 
