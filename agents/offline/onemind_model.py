@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
+from agents.offline.scripts import scripted_turn
 from agents.onemind.prompts import LANGUAGE_MARKER, STAGE_MARKER
 from agents.onemind.stages import Stage, parse_stage
 from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, STATUS_ERROR
@@ -306,7 +307,8 @@ class OfflineModel(BaseLlm):
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
-        turn = plan_turn(llm_request)
+        # Other apps' scripts recognise their own requests; onemind's is the default.
+        turn = scripted_turn(llm_request) or plan_turn(llm_request)
         if turn.call_name is not None:
             # Function calls arrive whole, as one final response (as with Gemini's last chunk).
             call = types.Part.from_function_call(name=turn.call_name, args=turn.call_args)
