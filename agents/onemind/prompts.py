@@ -69,3 +69,11 @@ Earlier integration crystals (build on them when relevant, do not repeat them ve
 STAGE_NOTES_HEADER = "# THIS SESSION SO FAR"
 
 LANGUAGE_NAMES: dict[str, str] = {"zh": "Simplified Chinese (简体中文)", "en": "English"}
+
+# The stage names shown to the user (`step_name` of `data-protocol-progress`).
+STAGE_NAMES: dict[Stage, str] = {
+    Stage.AWARENESS: "Awareness",
+    Stage.INTEGRATION: "Integration",
+    Stage.MICRO_ACTION: "Micro-action",
+    Stage.SOLIDIFICATION: "Solidification",
+}
