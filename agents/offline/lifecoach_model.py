@@ -134,6 +134,11 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
         return ScriptedTurn(
             text=f"Welcome back. We were at {step}. Would you like to continue where we left off?"
         )
+    if status == "active" and _marker(instruction, "PROTOCOL_ACTION"):
+        number = _marker(instruction, "PROTOCOL_STEP") or ""
+        name = _marker(instruction, "PROTOCOL_STEP_NAME")
+        question = _marker(instruction, "PROTOCOL_STEP_QUESTION")
+        return ScriptedTurn(text=f"Step {number.replace('/', ' of ')}, {name}: {question}")
     if status == "active":
         if _STOP.search(lowered):
             return _call("cancel_protocol", reason=snippet(text, "en"))

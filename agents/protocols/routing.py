@@ -55,7 +55,8 @@ class ProtocolRouting:
         problem = result.get("error")
         if isinstance(problem, dict):
             note += f" It did not work: {problem.get('message')}."
-        self.action_note = note
+        # The message of this turn is the button's label, not an answer to the step.
+        self.action_note = f"PROTOCOL_ACTION: {kind}\n{note} This message is not an answer."
 
     def prompt(self) -> str:
         text = self.runner.prompt()
