@@ -466,7 +466,7 @@ class FirestoreSessionStore:
         return await replace(self.client.transaction())
 
     async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
-        query = self.client.collection(USERS).order_by("__name__").limit(limit)
+        query = self.client.collection(USERS).select([]).order_by("__name__").limit(limit)
         if after is not None:
             query = query.start_after({"__name__": self._user(after)})
         return [snap.id async for snap in query.stream()]
