@@ -79,8 +79,9 @@ def build_lifecoach_root(deps: AgentDeps, turn: TurnContext) -> LlmAgent:
     """A fresh tree for one request: route the protocol, then the generic core agent."""
     manifest = skill_of(turn)
     draft = turn.loaded.get(PROFILE)
-    if not isinstance(draft, ProfileDraft):  # the `profile` source is declared; never absent
-        raise RuntimeError("the lifecoach app needs the `profile` context source")
+    if not isinstance(draft, ProfileDraft):
+        # A tree built outside a chat turn (warm-up, checks): an empty draft nobody commits.
+        draft = ProfileDraft({})
     runner = routing = None
     if manifest.loaded_protocols:
         runner = ProtocolRunner(
