@@ -62,6 +62,24 @@ def stop_server(server: Server) -> None:
             server.process.wait(timeout=10)
 
 
+def leave_mid_reply(
+    client: httpx.Client, body: dict, headers: dict[str, str], session_path: str
+) -> httpx.Response:
+    """Hang up as soon as the reply starts streaming, then wait until the server has finished
+    the turn without us; the session's GET response afterwards."""
+    with client.stream("POST", "/v1/chat", json=body, headers=headers) as response:
+        for line in response.iter_lines():
+            if '"text-delta"' in line:
+                break  # the reply has started: hang up mid-stream
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        got = client.get(session_path, headers=headers)
+        if got.status_code == 200 and not got.json()["session"]["busy"]:
+            break
+        time.sleep(0.2)
+    return got
+
+
 def base_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIDANT_")}
     env.update(overrides)

@@ -13,7 +13,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
 from tests.conftest import TEST_PROJECT
-from tests.e2e.conftest import REPO, base_env, start_server, stop_server
+from tests.e2e.conftest import REPO, base_env, leave_mid_reply, start_server, stop_server
 from tests.support.emulators import free_port
 from tests.support.sse import of_type, parse_frames, streamed_text
 
@@ -118,16 +118,7 @@ def test_weekly_review_survives_a_client_that_leaves_and_resumes_elsewhere(tmp_p
             assert _progress(started) == [(1, "look_back")]
             # Interruption: the client hangs up while the reply to step 1 is streaming.
             body = {"app": "lifecoach", "session_id": "fri", "message": "I shipped the beta"}
-            with client.stream("POST", "/v1/chat", json=body, headers=headers) as response:
-                for line in response.iter_lines():
-                    if '"text-delta"' in line:
-                        break
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                got = client.get("/v1/sessions/fri?app=lifecoach", headers=headers)
-                if got.status_code == 200 and not got.json()["session"]["busy"]:
-                    break
-                time.sleep(0.2)
+            leave_mid_reply(client, body, headers, "/v1/sessions/fri?app=lifecoach")
             # The turn finished without the client: step 1 is saved; a new session resumes at 2.
             resumed = chat.say("sat", "ask for help sooner")
             assert _progress(resumed) == [(2, "look_back"), (3, "look_ahead")]
