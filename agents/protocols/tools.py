@@ -59,18 +59,18 @@ ADVANCE_STEP = types.FunctionDeclaration(
         "Finish the current protocol step: save the data it collected (must match the step's "
         "schema) and move to the next step, or complete the protocol after the last one."
     ),
-    parameters=types.Schema(
-        type=types.Type.OBJECT,
-        properties={
-            "step_data": types.Schema(
-                type=types.Type.OBJECT, description="The data of this step (PROTOCOL_STEP_SCHEMA)."
-            ),
-            "step_summary": types.Schema(
-                type=types.Type.STRING, description="A one-sentence summary of the user's answer."
-            ),
+    parameters_json_schema={  # step_data is free-form here; the step's own schema checks it
+        "type": "object",
+        "properties": {
+            "step_data": {
+                "type": "object", "description": "The data of this step (PROTOCOL_STEP_SCHEMA)."
+            },
+            "step_summary": {
+                "type": "string", "description": "A one-sentence summary of the user's answer."
+            },
         },
-        required=["step_data", "step_summary"],
-    ),
+        "required": ["step_data", "step_summary"],
+    },
 )
 CANCEL_PROTOCOL = types.FunctionDeclaration(
     name="cancel_protocol",

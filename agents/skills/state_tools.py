@@ -27,7 +27,6 @@ from confidant.profiles.rules import (
 )
 
 CREATED_AT = "_created_at"
-_OBJECT = types.Schema(type=types.Type.OBJECT)
 
 READ_STATE = types.FunctionDeclaration(
     name="read_state",
@@ -43,22 +42,24 @@ READ_STATE = types.FunctionDeclaration(
         },
     ),
 )
+# Free-form objects (`data`, `entry`) are declared as JSON schema: Gemini refuses an OBJECT
+# `Schema` without properties, and a JSON schema object with open properties is what we mean.
 WRITE_STATE = types.FunctionDeclaration(
     name="write_state",
     description=(
         "Save data in one section of the current skill's state, deep-merged: nested objects "
         "merge, lists replace, a null value deletes that key."
     ),
-    parameters=types.Schema(
-        type=types.Type.OBJECT,
-        properties={
-            "section": types.Schema(
-                type=types.Type.STRING, description='Section name, e.g. "goals" or "north_star".'
-            ),
-            "data": types.Schema(type=types.Type.OBJECT, description="The data to merge in."),
+    parameters_json_schema={
+        "type": "object",
+        "properties": {
+            "section": {
+                "type": "string", "description": 'Section name, e.g. "goals" or "north_star".'
+            },
+            "data": {"type": "object", "description": "The data to merge in."},
         },
-        required=["section", "data"],
-    ),
+        "required": ["section", "data"],
+    },
 )
 APPEND_TO_LIST = types.FunctionDeclaration(
     name="append_to_list",
@@ -66,18 +67,18 @@ APPEND_TO_LIST = types.FunctionDeclaration(
         "Add an entry at the front of a list in the current skill's state (newest first), e.g. "
         'a journal entry at "journal" or a milestone at "progress.milestones".'
     ),
-    parameters=types.Schema(
-        type=types.Type.OBJECT,
-        properties={
-            "path": types.Schema(type=types.Type.STRING, description="Dotted path of the list."),
-            "entry": types.Schema(type=types.Type.OBJECT, description="The entry to add."),
-            "max_items": types.Schema(
-                type=types.Type.INTEGER,
-                description=f"Keep at most this many entries (1-{MAX_LIST_ITEMS}, default 100).",
-            ),
+    parameters_json_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "Dotted path of the list."},
+            "entry": {"type": "object", "description": "The entry to add."},
+            "max_items": {
+                "type": "integer", "minimum": 1, "maximum": MAX_LIST_ITEMS,
+                "description": f"Keep at most this many entries (default {MAX_LIST_ITEMS}).",
+            },
         },
-        required=["path", "entry"],
-    ),
+        "required": ["path", "entry"],
+    },
 )
 
 
