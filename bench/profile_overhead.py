@@ -40,11 +40,12 @@ SKILL = ("skills", "lifecoach")
 
 async def _turn(service: ConfidantSessionService, kind: str, n: int) -> None:
     key = SessionKey(USER, "lifecoach", f"{kind}-{n % 5}")
+    version = None
     if kind == "plain":
         turn = await service.begin_turn(key, ttl_s=30)
     else:
-        turn, _ = await asyncio.gather(
-            service.begin_turn(key, ttl_s=30), service.store.load_profile(USER)
+        turn, version = await asyncio.gather(
+            service.begin_turn(key, ttl_s=30), service.store.load_profile_version(USER)
         )
     turn.events.append(
         Event(author="user", content=types.UserContent(f"message {n}"), invocation_id=str(n))
@@ -55,7 +56,7 @@ async def _turn(service: ConfidantSessionService, kind: str, n: int) -> None:
             AppendOp((*SKILL, "journal"), {"n": n}, 100),
             MergeOp((*SKILL, "progress"), {"last": n}),
         ]
-    await turn.commit(profile_ops=ops)
+    await turn.commit(profile_ops=ops, profile_version=version)
 
 
 async def measure(rounds: int) -> None:

@@ -45,7 +45,6 @@ from confidant.errors import (
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.ports import JobBus, JobRecord
 from confidant.profiles.draft import ProfileDraft
-from confidant.profiles.ops import ProfileOp
 from confidant.profiles.source import PROFILE
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService, OpenTurn
@@ -200,7 +199,12 @@ class PreparedTurn:
                     for part in translator.finish():
                         emit(part)
                     jobs = self._jobs()
-                    await turn.commit(jobs=jobs, profile_ops=self._profile_ops())
+                    draft = self._profile_draft()
+                    await turn.commit(
+                        jobs=jobs,
+                        profile_ops=draft.ops if draft else [],
+                        profile_version=draft.version if draft else None,
+                    )
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
                     return
@@ -272,10 +276,10 @@ class PreparedTurn:
             parts.append(data_part(name, data))
         return parts
 
-    def _profile_ops(self) -> list[ProfileOp]:
-        """Profile writes buffered during the turn; committed with it, or never."""
+    def _profile_draft(self) -> ProfileDraft | None:
+        """The turn's profile, whose buffered writes commit with the turn, or never."""
         draft = self._context.loaded.get(PROFILE)
-        return draft.ops if isinstance(draft, ProfileDraft) else []
+        return draft if isinstance(draft, ProfileDraft) else None
 
     def _jobs(self) -> list[JobRecord]:
         # Post-turn jobs (emotion, summary) are added by their issue; the outbox is ready.

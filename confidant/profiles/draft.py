@@ -16,6 +16,7 @@ from typing import Any
 from confidant.profiles.model import META, SKILLS
 from confidant.profiles.ops import AppendOp, MergeOp, ProfileOp, SetOp, apply_ops, get_path
 from confidant.profiles.rules import MAX_SKILL_BYTES, MAX_SKILLS, ProfileRuleError, encoded_size
+from confidant.profiles.store import ProfileVersion
 
 
 def iso(ts: float) -> str:
@@ -24,8 +25,13 @@ def iso(ts: float) -> str:
 
 class ProfileDraft(Mapping[str, Any]):
     def __init__(
-        self, stored: Mapping[str, Any] | None, *, clock: Callable[[], float] = time.time
+        self,
+        stored: Mapping[str, Any] | None,
+        *,
+        clock: Callable[[], float] = time.time,
+        version: ProfileVersion | None = None,
     ) -> None:
+        self.version = version  # lets the commit skip re-reading the profile
         self._stored = dict(stored or {})
         self._ops: list[ProfileOp] = []
         self._view: dict[str, Any] | None = None

@@ -16,4 +16,7 @@ class ProfileSource:
         self._store = store
 
     async def load(self, request: ContextRequest) -> ProfileDraft:
-        return ProfileDraft(await self._store.load_profile(request.user_id))
+        version = await self._store.load_profile_version(request.user_id)
+        if version is None:
+            return ProfileDraft(await self._store.load_profile(request.user_id))
+        return ProfileDraft(version.stored, version=version)

@@ -30,6 +30,7 @@ from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
 from confidant.profiles import firestore_profile
 from confidant.profiles.ops import ProfileOp
+from confidant.profiles.store import MISSING, ProfileVersion
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -56,6 +57,10 @@ JOBS = "jobs"
 JOB_RECORD_TTL = timedelta(days=7)
 # begin_turn re-reads and retries when another writer slips in between its read and its write.
 _LEASE_ATTEMPTS = 5
+
+
+class _ProfileChanged(Exception):
+    """A fast commit's precondition failed while it carried profile writes."""
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -220,9 +225,15 @@ class FirestoreSessionStore:
             and write.lease_token is not None
             and not write.app_delta
             and not write.user_delta
-            and not write.profile_ops
+            and (not write.profile_ops or write.profile_version is not None)
         ):
-            return await self._commit_on_lease(key, write, write.base, write.lease_token)
+            try:
+                return await self._commit_on_lease(key, write, write.base, write.lease_token)
+            except _ProfileChanged:
+                pass  # someone wrote the profile since the turn read it: read it again
+        return await self._commit_in_transaction(key, write)
+
+    async def _commit_in_transaction(self, key: SessionKey, write: TurnWrite) -> SessionRecord:
         ref = self._session(key)
 
         @firestore.async_transactional
@@ -254,7 +265,8 @@ class FirestoreSessionStore:
         self, key: SessionKey, write: TurnWrite, base: SessionRecord, token: object
     ) -> SessionRecord:
         """One write RPC: the turn's documents, on the precondition that the session is still
-        exactly as this turn's lease left it (any other writer changes its update time)."""
+        exactly as this turn's lease left it (any other writer changes its update time), and
+        its profile writes on the precondition that the profile is as the turn read it."""
         ref = self._session(key)
         reason = check_write(base, write, write.now)
         if reason:
@@ -265,9 +277,24 @@ class FirestoreSessionStore:
             ref, self._doc(updated), option=self.client.write_option(last_update_time=token)
         )
         self._write_turn_documents(batch, ref, write, chunk)
+        version = write.profile_version
+        if write.profile_ops and version is not None:
+            firestore_profile.write_ops_on_version(
+                batch,
+                self._user(key.user_id),
+                version,
+                write.profile_ops,
+                self.client.write_option(last_update_time=version.token)
+                if version.token is not MISSING
+                else None,
+            )
         try:
             await batch.commit()
-        except (gexc.FailedPrecondition, gexc.NotFound) as exc:
+        except (gexc.FailedPrecondition, gexc.NotFound, gexc.AlreadyExists) as exc:
+            if write.profile_ops:
+                # The session or the profile changed; the transaction tells which (a stale
+                # session still raises StaleTurnError there, and nothing is written).
+                raise _ProfileChanged from exc
             raise StaleTurnError(
                 "the session changed since this turn took it (lease lost or session deleted)"
             ) from exc
@@ -440,6 +467,9 @@ class FirestoreSessionStore:
 
     async def load_profile(self, user_id: str) -> dict[str, Any]:
         return firestore_profile.stored_profile(await self._user(user_id).get())
+
+    async def load_profile_version(self, user_id: str) -> ProfileVersion | None:
+        return firestore_profile.version_of(await self._user(user_id).get())
 
     async def update_profile(self, user_id: str, ops: list[ProfileOp]) -> dict[str, Any]:
         ref = self._user(user_id)

@@ -30,6 +30,7 @@ from google.adk.sessions.state import State
 from confidant.errors import StaleTurnError
 from confidant.ports import JobRecord, MemoryRecord
 from confidant.profiles.ops import ProfileOp
+from confidant.profiles.store import ProfileVersion
 from confidant.sessions.records import (
     SessionKey,
     SessionRecord,
@@ -179,7 +180,11 @@ class OpenTurn:
         self.events.append(event)
 
     async def commit(
-        self, *, jobs: list[JobRecord] | None = None, profile_ops: list[ProfileOp] | None = None
+        self,
+        *,
+        jobs: list[JobRecord] | None = None,
+        profile_ops: list[ProfileOp] | None = None,
+        profile_version: ProfileVersion | None = None,
     ) -> SessionRecord:
         """Write the whole turn atomically; raises StaleTurnError and writes nothing if it lost."""
         async with self.lease_lock:
@@ -192,6 +197,7 @@ class OpenTurn:
                 memories=self.memories,
                 jobs=list(jobs or []),
                 profile_ops=list(profile_ops or []),
+                profile_version=profile_version,
                 lease_holder=self.holder,
                 now=self._service.clock(),
                 base=self.loaded.record,

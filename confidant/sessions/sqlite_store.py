@@ -14,6 +14,7 @@ import aiosqlite
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
 from confidant.profiles.ops import ProfileOp, apply_ops
+from confidant.profiles.store import ProfileVersion
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -394,6 +395,9 @@ class SqliteSessionStore:
     async def load_profile(self, user_id: str) -> dict[str, Any]:
         async with self._read() as conn:
             return await self._get_profile(conn, user_id)
+
+    async def load_profile_version(self, user_id: str) -> ProfileVersion | None:
+        return None  # commits apply ops inside their own write transaction
 
     async def update_profile(self, user_id: str, ops: list[ProfileOp]) -> dict[str, Any]:
         async with self._transaction() as conn:

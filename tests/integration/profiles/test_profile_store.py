@@ -70,6 +70,40 @@ async def test_a_turns_profile_writes_commit_with_it_or_not_at_all(store) -> Non
     assert (await store.load_profile(user))["skills"]["lifecoach"]["goals"] == {"a": 1}
 
 
+async def test_a_commit_on_a_stale_profile_version_reads_again_and_loses_nothing(store) -> None:
+    user = _user()
+    service = ConfidantSessionService(store)
+    for n, section in enumerate(("first", "second")):  # a new profile, then an existing one
+        key = SessionKey(user, "lifecoach", f"s{n}")
+        async with service.turn(key, ttl_s=30) as turn:
+            version = await store.load_profile_version(user)
+            # Another writer changes the profile after this turn read it.
+            await store.update_profile(user, [AppendOp((*SKILL, "journal"), {"other": n}, 10)])
+            await turn.commit(
+                profile_ops=[
+                    AppendOp((*SKILL, "journal"), {"turn": n}, 10),
+                    MergeOp((*SKILL, section), {"n": n}),
+                ],
+                profile_version=version,
+            )
+    coach = (await store.load_profile(user))["skills"]["lifecoach"]
+    assert coach["journal"] == [{"turn": 1}, {"other": 1}, {"turn": 0}, {"other": 0}]
+    assert coach["first"] == {"n": 0} and coach["second"] == {"n": 1}
+
+
+async def test_a_commit_on_a_current_version_writes_the_profile(store) -> None:
+    user = _user()
+    service = ConfidantSessionService(store)
+    for n in range(2):
+        async with service.turn(SessionKey(user, "lifecoach", "s"), ttl_s=30) as turn:
+            version = await store.load_profile_version(user)
+            await turn.commit(
+                profile_ops=[MergeOp((*SKILL, "goals"), {f"g{n}": n, "gone": None if n else 1})],
+                profile_version=version,
+            )
+    assert (await store.load_profile(user))["skills"]["lifecoach"]["goals"] == {"g0": 0, "g1": 1}
+
+
 def _writer(backend: str, user: str, name: str, turns: int, path: str = "") -> asyncio.Future:  # type: ignore[type-arg]
     return asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.integration.profiles.writer", backend, user, name,

@@ -1,8 +1,9 @@
 """One concurrent profile writer, run as its own process by the concurrency test.
 
 Usage: python -m tests.integration.profiles.writer STORE USER NAME TURNS [SQLITE_PATH]
-Each turn leases its own session of USER, buffers an append to the shared journal and a merge
-into the writer's own section, and commits them with the turn; a lost race is retried.
+Each turn leases its own session of USER, reads the profile, buffers an append to the shared
+journal and a merge into the writer's own section, and commits them with the turn on the version
+it read (a changed profile is read again in a transaction); a lost session race is retried.
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ async def main(backend: str, user: str, name: str, turns: int, path: str | None)
         key = SessionKey(user, "lifecoach", f"{name}-{n}")
         for _ in range(20):
             try:
+                # As a chat turn does: the profile is read alongside the lease, and the commit
+                # writes on that version (retrying in a transaction when it changed).
                 async with service.turn(key, ttl_s=30) as turn:
-                    await turn.commit(profile_ops=ops)
+                    version = await store.load_profile_version(user)
+                    await turn.commit(profile_ops=ops, profile_version=version)
                 break
             except (SessionBusyError, StaleTurnError):
                 await asyncio.sleep(0.05)
