@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 ACCOUNT = "account"
 BIRTH_INFO = "birth_info"
@@ -83,7 +83,14 @@ class Profile(BaseModel):
 
     @classmethod
     def from_stored(cls, stored: dict[str, Any]) -> Profile:
-        return cls.model_validate({k: v for k, v in stored.items() if k in PROFILE_SECTIONS})
+        """The typed profile; a section stored in an unexpected shape (an old writer) is shown
+        as empty rather than failing the whole read (its data stays stored)."""
+        sections = {k: v for k, v in stored.items() if k in PROFILE_SECTIONS}
+        try:
+            return cls.model_validate(sections)
+        except ValidationError as exc:
+            broken = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+            return cls.model_validate({k: v for k, v in sections.items() if k not in broken})
 
 
 class AccountPatch(BaseModel):

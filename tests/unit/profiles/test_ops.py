@@ -67,3 +67,13 @@ def test_a_write_that_would_overfill_the_skill_is_refused_whole() -> None:
             draft.write_skill("s", [MergeOp((f"part{n}",), {"text": big})])
     assert refused.value.code == "skill_full"
     assert len(draft.skill("s")) <= MAX_SKILL_BYTES // 15_000 + 1
+
+
+def test_a_section_stored_in_an_old_shape_reads_as_empty_not_as_an_error() -> None:
+    from confidant.profiles import Profile
+
+    profile = Profile.from_stored(
+        {"preferences": "zh", "skills": {"lifecoach": {"goals": {}}}, "legacy": 1}
+    )
+    assert profile.preferences.subscribed_skills == []
+    assert profile.skills == {"lifecoach": {"goals": {}}}
