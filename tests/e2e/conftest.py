@@ -62,6 +62,13 @@ def stop_server(server: Server) -> None:
             server.process.wait(timeout=10)
 
 
+def start_local_server(database: Path, **overrides: str) -> Server:
+    """`confidant-local` (embedded store, offline model) on a free port."""
+    port = free_port()
+    env = base_env(PORT=str(port), CONFIDANT_SQLITE_PATH=str(database), **overrides)
+    return start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+
+
 def leave_mid_reply(
     client: httpx.Client, body: dict, headers: dict[str, str], session_path: str
 ) -> httpx.Response:

@@ -13,8 +13,7 @@ from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
 from tests.conftest import TEST_PROJECT
-from tests.e2e.conftest import REPO, base_env, leave_mid_reply, start_server, stop_server
-from tests.support.emulators import free_port
+from tests.e2e.conftest import leave_mid_reply, start_local_server, stop_server
 from tests.support.sse import of_type, parse_frames, streamed_text
 
 TIMEOUT_S = 5  # the server's protocol timeout in these tests
@@ -100,13 +99,7 @@ def test_dankoe_on_firestore_with_a_timeout_confirmation_in_a_new_session(
 
 
 def test_weekly_review_survives_a_client_that_leaves_and_resumes_elsewhere(tmp_path) -> None:
-    port = free_port()
-    env = base_env(
-        PORT=str(port),
-        CONFIDANT_SQLITE_PATH=str(tmp_path / "coach.db"),
-        CONFIDANT_OFFLINE_CHUNK_DELAY_MS="150",
-    )
-    server = start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+    server = start_local_server(tmp_path / "coach.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="150")
     headers = {"X-User-Id": "reviewer"}
     try:
         with httpx.Client(base_url=server.base_url, timeout=60) as client:

@@ -7,7 +7,14 @@ import sys
 
 import httpx
 
-from tests.e2e.conftest import REPO, base_env, leave_mid_reply, start_server, stop_server
+from tests.e2e.conftest import (
+    REPO,
+    base_env,
+    leave_mid_reply,
+    start_local_server,
+    start_server,
+    stop_server,
+)
 from tests.support.emulators import free_port
 from tests.support.sse import parse_frames, streamed_text
 
@@ -50,13 +57,7 @@ def test_header_identity_refuses_to_start_in_cloud_mode() -> None:
 
 
 def test_a_client_that_leaves_mid_reply_loses_nothing(tmp_path) -> None:
-    port = free_port()
-    env = base_env(
-        PORT=str(port),
-        CONFIDANT_SQLITE_PATH=str(tmp_path / "leave.db"),
-        CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300",
-    )
-    server = start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+    server = start_local_server(tmp_path / "leave.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300")
     headers = {"X-User-Id": "leaver"}
     try:
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
