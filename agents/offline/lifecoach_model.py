@@ -16,7 +16,7 @@ from google.adk.models import LlmRequest
 from google.genai import types
 
 from agents.lifecoach.prompts import SKILL_MARKER
-from agents.offline.onemind_model import ScriptedTurn, _instruction_text, snippet
+from agents.offline.scripted import ScriptedTurn, instruction_text
 from agents.offline.scripts import register_planner
 
 _AFFIRM = re.compile(
@@ -24,6 +24,12 @@ _AFFIRM = re.compile(
 )
 _DECLINE = re.compile(r"\b(no|nope|not now|later|stop|cancel|quit)\b|不要|停止|取消|以后")
 _STOP = re.compile(r"\b(stop|cancel|quit)\b|停止|取消")
+
+
+def snippet(text: str, limit_words: int = 12) -> str:
+    """A short, single-line quote of the user's words."""
+    words = " ".join(text.split()).split()
+    return " ".join(words[:limit_words])
 
 
 def _marker(instruction: str, name: str) -> str | None:
@@ -113,7 +119,7 @@ def _after_tool(response: types.FunctionResponse) -> ScriptedTurn:
 
 
 def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
-    instruction = _instruction_text(llm_request.config)
+    instruction = instruction_text(llm_request.config)
     if _marker(instruction, SKILL_MARKER) is None:
         return None  # not a lifecoach request
     contents = llm_request.contents or []
@@ -127,7 +133,7 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     status = _marker(instruction, "PROTOCOL_STATUS") or "none"
     if status == "awaiting_confirmation":
         if _DECLINE.search(lowered):
-            return _call("cancel_protocol", reason=snippet(text, "en"))
+            return _call("cancel_protocol", reason=snippet(text))
         if _AFFIRM.search(lowered):
             return _call("resume_protocol")
         step = _marker(instruction, "PROTOCOL_STEP_NAME")
@@ -141,12 +147,12 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
         return ScriptedTurn(text=f"Step {number.replace('/', ' of ')}, {name}: {question}")
     if status == "active":
         if _STOP.search(lowered):
-            return _call("cancel_protocol", reason=snippet(text, "en"))
+            return _call("cancel_protocol", reason=snippet(text))
         schema = json.loads(_marker(instruction, "PROTOCOL_STEP_SCHEMA") or "{}")
         return _call(
             "advance_protocol_step",
             step_data=fill_schema(schema, text),
-            step_summary=snippet(text, "en"),
+            step_summary=snippet(text),
         )
     available = _available(instruction)
     last_call = calls[-1] if calls else None
@@ -170,7 +176,7 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     if "what do you know" in lowered or "my state" in lowered:
         return _call("read_state")
     return ScriptedTurn(
-        text=f'You said "{snippet(text, "en")}". What would make this week feel like progress?'
+        text=f'You said "{snippet(text)}". What would make this week feel like progress?'
     )
 
 
