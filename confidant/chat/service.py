@@ -74,7 +74,8 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
-    data: list[dict[str, Any]] = field(default_factory=list)  # other custom data parts
+    # The app's data parts by name: returned as top-level JSON fields.
+    data: dict[str, Any] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
     error: ConfidantError | None = None
 
@@ -272,7 +273,7 @@ class PreparedTurn:
             if name == PROTOCOL_PROGRESS:
                 self.result.progress.append(data)
             else:
-                self.result.data.append({"type": f"data-{name}", "data": data})
+                self.result.data.setdefault(name, []).append(data)
             parts.append(data_part(name, data))
         return parts
 

@@ -180,12 +180,12 @@ async def _chat(request: Request, runtime: Runtime, user_id: str) -> Response:
             return JSONResponse(payload, status_code=result.error.status)
         return JSONResponse(
             {
+                **result.data,  # app data parts by name (e.g. `route`); core fields win
                 "session_id": result.session_id,
                 "app": chat_request.app,
                 "text": result.text,
                 "tool_calls": result.tool_calls,
                 "progress": result.progress,
-                "data": result.data,
                 "retries": result.retries,
             }
         )

@@ -120,7 +120,7 @@ async def test_the_json_reply_carries_progress_and_custom_parts(make_client) -> 
         headers=ANN | {"accept": "application/json"},
     )
     body = response.json()
-    assert body["data"][0]["type"] == "data-protocol-invitation"
+    assert body["protocol-invitation"][0]["protocol_id"] == "dankoe"
     assert body["tool_calls"][0]["name"] == "show_protocol_invitation"
 
 
