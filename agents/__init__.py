@@ -5,7 +5,7 @@ Importing this package registers every served app (each app package registers it
 
 from __future__ import annotations
 
-from agents import onemind, relationship, taskflow  # noqa: F401  (registers the apps)
+from agents import lifecoach, onemind, relationship, taskflow  # noqa: F401  (registers apps)
 from agents.registry import (
     AppSpec,
     Route,

@@ -47,6 +47,25 @@ class AgentDeps:
     taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
     # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
     crisis_classifier: CrisisClassifier | None = None
+    protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
+
+
+class UiChannel:
+    """Custom UI data parts for the client that are not state changes (e.g. an invitation card).
+
+    A tool or tree builder calls `send("protocol-invitation", {...})`; the chat service streams
+    each as a `data-{name}` part right after the event during which it was sent.
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[str, Any]] = []
+
+    def send(self, name: str, data: Any) -> None:
+        self._pending.append((name, data))
+
+    def drain(self) -> list[tuple[str, Any]]:
+        pending, self._pending = self._pending, []
+        return pending
 
 
 @dataclass(frozen=True)
@@ -63,3 +82,4 @@ class TurnContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     # What the app's declared context sources loaded, by source name (see AppSpec.context).
     loaded: Mapping[str, Any] = field(default_factory=dict)
+    ui: UiChannel = field(default_factory=UiChannel)  # custom data parts for this turn

@@ -33,6 +33,7 @@ from confidant.jobs.service import JobDeps, JobService, job_handlers, sweep_outb
 from confidant.jobs.store import JobStore
 from confidant.models.retry import RetryingLlm
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
+from confidant.profiles.source import PROFILE, ProfileSource
 from confidant.relationship.context import (
     PERSON,
     SELF_PROFILE,
@@ -260,6 +261,7 @@ def _context_sources(
         SUMMARY: SummarySource(job_store),
         EMOTIONS: EmotionsSource(job_store),
         MEMORY_HITS: MemoryHitsSource(job_store, embedder),
+        PROFILE: ProfileSource(store),
     }
 
 
@@ -300,6 +302,7 @@ def build_runtime(
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         crisis_classifier=_crisis_classifier(settings, default_model),
+        protocol_timeout_s=settings.protocol_timeout_s,
         relationship=relationship,
         tasks=_tasks(settings),
         effects=_effects(settings, store),

@@ -147,6 +147,8 @@ class Settings(BaseSettings):
     vector_search_api_url: str | None = None  # default: https://{region}-aiplatform.googleapis.com
     wisdom_per_source_limit: int = 1  # chunks of one passage among the hits
     wisdom_timeout_s: float = 4.0  # embedding + search; beyond it the coach goes on without
+    # Guided protocols (issue 10): a protocol untouched this long asks the user to confirm.
+    protocol_timeout_s: float = Field(default=3600.0, gt=0)
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")

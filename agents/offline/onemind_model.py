@@ -19,6 +19,7 @@ from google.adk.models import BaseLlm, LlmCapabilities, LlmRequest, LlmResponse
 from google.genai import types
 
 from agents.offline import extractors
+from agents.offline.lifecoach_model import plan_lifecoach_turn
 from agents.offline.relationship_model import plan_relationship_turn
 from agents.offline.scripted import ScriptedTurn, ScriptPlanner
 from agents.offline.scripted import instruction_text as _instruction_text
@@ -30,7 +31,11 @@ from agents.onemind.tools import ADVANCE_STAGE, RETRIEVE_WISDOM, SAVE_CRYSTAL, S
 DEFAULT_MODEL_NAME = "offline-onemind"
 # Apps' scripts, each selected by its own marker in the instruction (None when not its agent);
 # a request no script claims plays the onemind protocol.
-APP_SCRIPTS: tuple[ScriptPlanner, ...] = (plan_relationship_turn, plan_taskflow_turn)
+APP_SCRIPTS: tuple[ScriptPlanner, ...] = (
+    plan_relationship_turn,
+    plan_taskflow_turn,
+    plan_lifecoach_turn,
+)
 STREAM_CHUNKS = 4
 WISDOM_QUERY_MESSAGES = 2
 

@@ -1,4 +1,7 @@
-"""onemind's protocol-progress vocabulary: the four stages as `data-protocol-progress` parts."""
+"""onemind's four stages in the shared progress vocabulary (agents/protocols/progress.py).
+
+`phase` is the stage id, `step` its 1-based position, `progress` the finished fraction.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.onemind import state_keys
+from agents.onemind.prompts import STAGE_NAMES
 from agents.onemind.stages import STAGE_ORDER, parse_stage, stage_index
+from agents.protocols.progress import progress_payload
 
 PROTOCOL_ID = "onemind"
 
@@ -18,9 +23,12 @@ def onemind_progress(state_delta: Mapping[str, Any]) -> dict[str, Any] | None:
     stage = parse_stage(state_delta[state_keys.CURRENT_STAGE])
     if stage is None:
         return None
-    return {
-        "protocol": PROTOCOL_ID,
-        "stage": stage.value,
-        "step": stage_index(stage),
-        "steps": len(STAGE_ORDER),
-    }
+    step = stage_index(stage)
+    return progress_payload(
+        PROTOCOL_ID,
+        step=step,
+        total_steps=len(STAGE_ORDER),
+        phase=stage.value,
+        done=step - 1,
+        step_name=STAGE_NAMES[stage],
+    )

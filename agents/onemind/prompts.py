@@ -79,3 +79,11 @@ MEMORY_HITS_HEADER = """\
 Facts the user shared in earlier conversations (use them naturally, never list them back):"""
 
 LANGUAGE_NAMES: dict[str, str] = {"zh": "Simplified Chinese (简体中文)", "en": "English"}
+
+# The stage names shown to the user (`step_name` of `data-protocol-progress`).
+STAGE_NAMES: dict[Stage, str] = {
+    Stage.AWARENESS: "Awareness",
+    Stage.INTEGRATION: "Integration",
+    Stage.MICRO_ACTION: "Micro-action",
+    Stage.SOLIDIFICATION: "Solidification",
+}

@@ -52,6 +52,8 @@ from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.observability import TURN_SPAN, tracer
 from confidant.ports import JobBus, JobRecord
+from confidant.profiles.draft import ProfileDraft
+from confidant.profiles.source import PROFILE
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService, OpenTurn
 from confidant.sessions.store import SessionStore
@@ -60,6 +62,7 @@ from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, er
 logger = logging.getLogger(__name__)
 
 _END = object()
+PROTOCOL_PROGRESS = "protocol-progress"
 # Turns whose client may have gone: kept referenced so they run to their commit.
 _turns_in_flight: set[asyncio.Task[None]] = set()
 
@@ -79,6 +82,8 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
+    # The app's data parts by name: returned as top-level JSON fields.
+    data: dict[str, Any] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
     # The app's data parts by name (AppSpec.before_run): returned as top-level JSON fields.
     data: dict[str, Any] = field(default_factory=dict)
@@ -280,8 +285,13 @@ class PreparedTurn:
                         emit(part)
                     pauses = pause_parts(self._spec, turn.session)
                     jobs = self._jobs(translator.reply)
+                    draft = self._profile_draft()
                     with tracer.start_as_current_span("confidant.commit"):
-                        await turn.commit(jobs=jobs)
+                        await turn.commit(
+                            jobs=jobs,
+                            profile_ops=draft.ops if draft else [],
+                            profile_version=draft.version if draft else None,
+                        )
                 except ConfidantError as error:
                     emit(from_error(self, translator, error))
                     return
@@ -316,6 +326,8 @@ class PreparedTurn:
             self.result.retries.append(notice.model_dump())
             emit(data_part("retry", notice.model_dump(), transient=True))
 
+        for part in self._ui_parts():  # sent while the tree was built (e.g. a resumed protocol)
+            emit(part)
         with retry_listener(on_retry):
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
@@ -346,7 +358,8 @@ class PreparedTurn:
             progress = reader(item.actions.state_delta) if reader else None
             if progress is not None:
                 self.result.progress.append(progress)
-                parts.append(data_part("protocol-progress", progress))
+                parts.append(data_part(PROTOCOL_PROGRESS, progress))
+        parts.extend(self._ui_parts())
         return parts
 
     def _event_data(self, item: Event) -> list[UIPart]:
@@ -387,6 +400,22 @@ class PreparedTurn:
             )
             for kind in self._spec.job_kinds
         ]
+
+    def _ui_parts(self) -> list[UIPart]:
+        """The custom data parts tools sent through `TurnContext.ui` since the last event."""
+        parts = []
+        for name, data in self._context.ui.drain():
+            if name == PROTOCOL_PROGRESS:
+                self.result.progress.append(data)
+            else:
+                self.result.data.setdefault(name, []).append(data)
+            parts.append(data_part(name, data))
+        return parts
+
+    def _profile_draft(self) -> ProfileDraft | None:
+        """The turn's profile, whose buffered writes commit with the turn, or never."""
+        draft = self._context.loaded.get(PROFILE)
+        return draft if isinstance(draft, ProfileDraft) else None
 
     async def _publish(self, jobs: list[JobRecord]) -> None:
         """Publish exactly the jobs the commit wrote to the outbox."""

@@ -5,8 +5,9 @@ POST   /v1/chat                     stream a reply (AI SDK UI message stream ove
 GET    /v1/sessions?app=            the caller's sessions of an app
 GET    /v1/sessions/{id}?app=&page_size=&page_token=   one session with a page of its events
 DELETE /v1/sessions/{id}?app=       delete one session
-DELETE /v1/me                       erase everything the caller owns
+DELETE /v1/me                       erase everything the caller owns (the profile too)
 GET    /v1/me/memories, DELETE /v1/me/memories/{id}, GET /v1/me/emotions   (confidant/http/me.py)
+GET|PATCH /v1/me/profile, GET /v1/me/reports/{skill}/{protocol}   see confidant/http/profile.py
 GET    /v1/apps                     the served apps, their skills and extra endpoints
 GET    /healthz
 
@@ -33,7 +34,7 @@ from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
-from confidant.http import me
+from confidant.http import me, profile
 from confidant.http.artifacts import ARTIFACT_PATH, artifact_response
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
@@ -66,7 +67,7 @@ def _add_cors(request: Request, response: Response, allowed: list[str]) -> None:
         return
     response.headers["access-control-allow-origin"] = origin
     response.headers["vary"] = "Origin"
-    response.headers["access-control-allow-methods"] = "GET, POST, DELETE, OPTIONS"
+    response.headers["access-control-allow-methods"] = "GET, POST, PATCH, DELETE, OPTIONS"
     response.headers["access-control-allow-headers"] = "authorization, content-type, x-user-id"
     response.headers["access-control-expose-headers"] = "x-vercel-ai-ui-message-stream"
     response.headers["access-control-max-age"] = "600"
@@ -93,6 +94,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
         if path == "/v1/sessions":
             _allow(method, "GET")
             return await _list_sessions(request, runtime, user_id)
+        if profile.serves(path):
+            return await profile.handle(request, runtime, user_id, read_json)
         if path == "/v1/me":
             _allow(method, "DELETE")
             removed = await runtime.erase_user(user_id)

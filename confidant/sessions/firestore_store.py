@@ -2,6 +2,7 @@
 
 Layout (everything a user owns is under their user document):
 
+    users/{uid}                                         the unified profile (its fields)
     users/{uid}/apps/{app}                              user-scoped state of that app (`user:` keys)
     users/{uid}/apps/{app}/sessions/{sid}               revision, lease, state, summary, tail events
     users/{uid}/apps/{app}/sessions/{sid}/chunks/{seq}  older events, immutable, keyed by first seq
@@ -28,6 +29,9 @@ from google.cloud.firestore_v1.vector import Vector
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import JobRecord, MemoryRecord
+from confidant.profiles import firestore_profile
+from confidant.profiles.ops import ProfileOp
+from confidant.profiles.store import MISSING, ProfileVersion
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -81,6 +85,8 @@ def memory_document(record: MemoryRecord) -> dict[str, Any]:
     doc = codec.memory_to_row(record)
     doc["embedding"] = None if record.embedding is None else Vector(record.embedding)
     return doc
+class _ProfileChanged(Exception):
+    """A fast commit's precondition failed while it carried profile writes."""
 
 
 def _chunk_id(first_seq: int) -> str:
@@ -245,8 +251,15 @@ class FirestoreSessionStore:
             and write.lease_token is not None
             and not write.app_delta
             and not write.user_delta
+            and (not write.profile_ops or write.profile_version is not None)
         ):
-            return await self._commit_on_lease(key, write, write.base, write.lease_token)
+            try:
+                return await self._commit_on_lease(key, write, write.base, write.lease_token)
+            except _ProfileChanged:
+                pass  # someone wrote the profile since the turn read it: read it again
+        return await self._commit_in_transaction(key, write)
+
+    async def _commit_in_transaction(self, key: SessionKey, write: TurnWrite) -> SessionRecord:
         ref = self._session(key)
 
         @firestore.async_transactional
@@ -258,7 +271,15 @@ class FirestoreSessionStore:
             reason = check_write(record, write, write.now)
             if reason:
                 raise StaleTurnError(reason)
+            profile_ref = self._user(key.user_id)
+            profile = (
+                firestore_profile.stored_profile(await profile_ref.get(transaction=transaction))
+                if write.profile_ops
+                else {}
+            )  # every read of the transaction comes before its first write
             await self._write_scoped_deltas(transaction, key, write.app_delta, write.user_delta)
+            if write.profile_ops:
+                firestore_profile.write_ops(transaction, profile_ref, profile, write.profile_ops)
             updated, chunk = apply_write(record, write, self.policy)
             transaction.set(ref, self._doc(updated))
             self._write_turn_documents(transaction, ref, write, chunk)
@@ -270,7 +291,8 @@ class FirestoreSessionStore:
         self, key: SessionKey, write: TurnWrite, base: SessionRecord, token: object
     ) -> SessionRecord:
         """One write RPC: the turn's documents, on the precondition that the session is still
-        exactly as this turn's lease left it (any other writer changes its update time)."""
+        exactly as this turn's lease left it (any other writer changes its update time), and
+        its profile writes on the precondition that the profile is as the turn read it."""
         ref = self._session(key)
         reason = check_write(base, write, write.now)
         if reason:
@@ -281,9 +303,24 @@ class FirestoreSessionStore:
             ref, self._doc(updated), option=self.client.write_option(last_update_time=token)
         )
         self._write_turn_documents(batch, ref, write, chunk)
+        version = write.profile_version
+        if write.profile_ops and version is not None:
+            firestore_profile.write_ops_on_version(
+                batch,
+                self._user(key.user_id),
+                version,
+                write.profile_ops,
+                self.client.write_option(last_update_time=version.token)
+                if version.token is not MISSING
+                else None,
+            )
         try:
             await batch.commit()
-        except (gexc.FailedPrecondition, gexc.NotFound) as exc:
+        except (gexc.FailedPrecondition, gexc.NotFound, gexc.AlreadyExists) as exc:
+            if write.profile_ops:
+                # The session or the profile changed; the transaction tells which (a stale
+                # session still raises StaleTurnError there, and nothing is written).
+                raise _ProfileChanged from exc
             raise StaleTurnError(
                 "the session changed since this turn took it (lease lost or session deleted)"
             ) from exc
@@ -463,6 +500,44 @@ class FirestoreSessionStore:
             await doc.reference.delete()
             removed += 1
         return removed
+
+    # -- ProfileStore (confidant/profiles/store.py) ----------------------------------------------
+
+    async def load_profile(self, user_id: str) -> dict[str, Any]:
+        return firestore_profile.stored_profile(await self._user(user_id).get())
+
+    async def load_profile_version(self, user_id: str) -> ProfileVersion | None:
+        return firestore_profile.version_of(await self._user(user_id).get())
+
+    async def update_profile(self, user_id: str, ops: list[ProfileOp]) -> dict[str, Any]:
+        ref = self._user(user_id)
+
+        @firestore.async_transactional
+        async def apply(transaction: AsyncTransaction) -> dict[str, Any]:
+            before = firestore_profile.stored_profile(await ref.get(transaction=transaction))
+            return firestore_profile.write_ops(transaction, ref, before, ops)
+
+        return await apply(self.client.transaction())
+
+    async def replace_profile(
+        self, user_id: str, profile: dict[str, Any], *, expected: dict[str, Any]
+    ) -> bool:
+        ref = self._user(user_id)
+
+        @firestore.async_transactional
+        async def replace(transaction: AsyncTransaction) -> bool:
+            if firestore_profile.stored_profile(await ref.get(transaction=transaction)) != expected:
+                return False
+            transaction.set(ref, profile)  # subcollections are untouched by a set
+            return True
+
+        return await replace(self.client.transaction())
+
+    async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
+        query = self.client.collection(USERS).select([]).order_by("__name__").limit(limit)
+        if after is not None:
+            query = query.start_after({"__name__": self._user(after)})
+        return [snap.id async for snap in query.stream()]
 
     async def close(self) -> None:
         return None  # the client is the process's; the composition root closes it

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from confidant.ports import JobRecord, MemoryRecord
+from confidant.profiles.ops import ProfileOp
+from confidant.profiles.store import ProfileVersion
 
 # Events are stored as JSON text: Firestore map-merge semantics and index costs never touch them.
 StoredEvent = dict[str, Any]  # {"seq": int, "json": str}
@@ -76,6 +78,9 @@ class TurnWrite:
     user_delta: dict[str, Any] = field(default_factory=dict)
     memories: list[MemoryRecord] = field(default_factory=list)
     jobs: list[JobRecord] = field(default_factory=list)
+    # Writes to the user's unified profile made during the turn (state and protocol tools).
+    profile_ops: list[ProfileOp] = field(default_factory=list)
+    profile_version: ProfileVersion | None = None  # what the ops were buffered on, if known
     lease_holder: str | None = None  # the lease this write must hold (and releases)
     now: float = 0.0
     # The record as the lease loaded it, and the store's token for that version: a store may

@@ -29,6 +29,8 @@ from google.adk.sessions.state import State
 
 from confidant.errors import StaleTurnError
 from confidant.ports import JobRecord, MemoryRecord
+from confidant.profiles.ops import ProfileOp
+from confidant.profiles.store import ProfileVersion
 from confidant.sessions.records import (
     SessionKey,
     SessionRecord,
@@ -177,7 +179,13 @@ class OpenTurn:
         self.user_delta.update(delta["user"])
         self.events.append(event)
 
-    async def commit(self, *, jobs: list[JobRecord] | None = None) -> SessionRecord:
+    async def commit(
+        self,
+        *,
+        jobs: list[JobRecord] | None = None,
+        profile_ops: list[ProfileOp] | None = None,
+        profile_version: ProfileVersion | None = None,
+    ) -> SessionRecord:
         """Write the whole turn atomically; raises StaleTurnError and writes nothing if it lost."""
         async with self.lease_lock:
             write = TurnWrite(
@@ -188,6 +196,8 @@ class OpenTurn:
                 user_delta=self.user_delta,
                 memories=self.memories,
                 jobs=list(jobs or []),
+                profile_ops=list(profile_ops or []),
+                profile_version=profile_version,
                 lease_holder=self.holder,
                 now=self._service.clock(),
                 base=self.loaded.record,

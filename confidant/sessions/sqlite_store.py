@@ -12,6 +12,8 @@ import aiosqlite
 
 from confidant.errors import NotFoundError, SessionBusyError, StaleTurnError
 from confidant.ports import MemoryRecord
+from confidant.profiles.ops import ProfileOp, apply_ops
+from confidant.profiles.store import ProfileVersion
 from confidant.sessions import codec
 from confidant.sessions.records import (
     EventChunk,
@@ -48,6 +50,7 @@ CREATE TABLE IF NOT EXISTS memories (
   id TEXT PRIMARY KEY, user_id TEXT NOT NULL, app TEXT NOT NULL, kind TEXT NOT NULL,
   text TEXT NOT NULL, data TEXT NOT NULL, session_id TEXT, created_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS memories_by_user ON memories (user_id, created_at);
+CREATE TABLE IF NOT EXISTS profiles (user_id TEXT PRIMARY KEY, profile TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (
   job_id TEXT PRIMARY KEY, kind TEXT NOT NULL, user_id TEXT NOT NULL, app TEXT NOT NULL,
   session_id TEXT NOT NULL, turn INTEGER NOT NULL, payload TEXT NOT NULL,
@@ -75,7 +78,7 @@ _ADDED_COLUMNS = (
 # Tables holding a user's data (DELETE /v1/me), and those also keyed by session.
 _USER_TABLES = (
     "sessions", "event_chunks", "user_states", "memories", "jobs", "summaries", "user_records",
-    "job_failures",
+    "job_failures", "profiles",
 )
 _SESSION_TABLES = ("event_chunks", "jobs", "summaries", "user_records")
 
@@ -272,6 +275,8 @@ class SqliteSessionStore:
             await self._apply_scoped_deltas(conn, key, write.app_delta, write.user_delta)
             for memory in write.memories:
                 await self._put_memory(conn, memory)
+            if write.profile_ops:
+                await self._apply_profile_ops(conn, key.user_id, write.profile_ops)
             for job in write.jobs:
                 row = codec.job_to_row(job)
                 await conn.execute(
@@ -393,6 +398,58 @@ class SqliteSessionStore:
                 cur = await conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,))
                 removed += max(cur.rowcount, 0)
         return removed
+
+    # -- ProfileStore (confidant/profiles/store.py) ----------------------------------------------
+
+    async def _get_profile(self, conn: aiosqlite.Connection, user_id: str) -> dict[str, Any]:
+        async with conn.execute(
+            "SELECT profile FROM profiles WHERE user_id = ?", (user_id,)
+        ) as cur:
+            row = await cur.fetchone()
+        return codec.loads_dict(row["profile"] if row else None)
+
+    async def _put_profile(
+        self, conn: aiosqlite.Connection, user_id: str, profile: dict[str, Any]
+    ) -> None:
+        await conn.execute(
+            "INSERT OR REPLACE INTO profiles (user_id, profile) VALUES (?, ?)",
+            (user_id, codec.dumps(profile)),
+        )
+
+    async def _apply_profile_ops(
+        self, conn: aiosqlite.Connection, user_id: str, ops: list[ProfileOp]
+    ) -> dict[str, Any]:
+        # Inside BEGIN IMMEDIATE: the read-apply-write is serialised across processes.
+        profile = apply_ops(await self._get_profile(conn, user_id), ops)
+        await self._put_profile(conn, user_id, profile)
+        return profile
+
+    async def load_profile(self, user_id: str) -> dict[str, Any]:
+        async with self._read() as conn:
+            return await self._get_profile(conn, user_id)
+
+    async def load_profile_version(self, user_id: str) -> ProfileVersion | None:
+        return None  # commits apply ops inside their own write transaction
+
+    async def update_profile(self, user_id: str, ops: list[ProfileOp]) -> dict[str, Any]:
+        async with self._transaction() as conn:
+            return await self._apply_profile_ops(conn, user_id, ops)
+
+    async def replace_profile(
+        self, user_id: str, profile: dict[str, Any], *, expected: dict[str, Any]
+    ) -> bool:
+        async with self._transaction() as conn:
+            if await self._get_profile(conn, user_id) != expected:
+                return False
+            await self._put_profile(conn, user_id, profile)
+            return True
+
+    async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
+        async with self._read() as conn, conn.execute(
+            "SELECT user_id FROM profiles WHERE user_id > ? ORDER BY user_id LIMIT ?",
+            (after or "", limit),
+        ) as cur:
+            return [row["user_id"] for row in await cur.fetchall()]
 
     async def close(self) -> None:
         if self._conn is not None:

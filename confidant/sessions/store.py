@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from confidant.ports import MemoryRecord
+from confidant.profiles.store import ProfileStore
 from confidant.sessions.records import (
     SessionKey,
     SessionRecord,
@@ -36,10 +37,11 @@ class EventPage:
     next_after_seq: int | None  # pass as `after_seq` for the next page; None at the end
 
 
-class SessionStore(Protocol):
+class SessionStore(ProfileStore, Protocol):
     """One implementation per backend (SQLite embedded, Firestore in cloud).
 
     Every method that writes is atomic. `begin_turn` and `commit` are the turn's only writes.
+    It is also the profile store, so a turn's profile writes commit with its events.
     """
 
     policy: TailPolicy
@@ -99,7 +101,7 @@ class SessionStore(Protocol):
     async def delete_memory(self, user_id: str, memory_id: str) -> bool: ...
 
     async def delete_user(self, user_id: str) -> int:
-        """Erase everything the user owns; returns how many records went."""
+        """Erase everything the user owns, the profile included; returns how many records went."""
         ...
 
     async def close(self) -> None: ...

@@ -62,19 +62,35 @@ def stop_server(server: Server) -> None:
             server.process.wait(timeout=10)
 
 
+def start_local_server(database: Path, **overrides: str) -> Server:
+    """`confidant-local` (embedded store, offline model) on a free port."""
+    port = free_port()
+    env = base_env(PORT=str(port), CONFIDANT_SQLITE_PATH=str(database), **overrides)
+    return start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+
+
+def leave_mid_reply(
+    client: httpx.Client, body: dict, headers: dict[str, str], session_path: str
+) -> httpx.Response:
+    """Hang up as soon as the reply starts streaming, then wait until the server has finished
+    the turn without us; the session's GET response afterwards."""
+    with client.stream("POST", "/v1/chat", json=body, headers=headers) as response:
+        for line in response.iter_lines():
+            if '"text-delta"' in line:
+                break  # the reply has started: hang up mid-stream
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        got = client.get(session_path, headers=headers)
+        if got.status_code == 200 and not got.json()["session"]["busy"]:
+            break
+        time.sleep(0.2)
+    return got
+
+
 def base_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIDANT_")}
     env.update(overrides)
     return env
-
-
-def start_local_server(data_dir: Path, **env: str) -> Server:
-    """`confidant-local` (the README's `make run`) on a free port and its own database file."""
-    port = free_port()
-    environment = base_env(
-        PORT=str(port), CONFIDANT_SQLITE_PATH=str(data_dir / "local.db"), **env
-    )
-    return start_server([str(REPO / ".venv/bin/confidant-local")], environment, port)
 
 
 @pytest.fixture(scope="session")

@@ -26,7 +26,7 @@ CONFIDANT = str(REPO / ".venv/bin/confidant")
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
-    running = start_local_server(tmp_path_factory.mktemp("cli"))
+    running = start_local_server(tmp_path_factory.mktemp("cli") / "local.db")
     yield running
     stop_server(running)
 
@@ -110,7 +110,7 @@ def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no
     assert usage.returncode == ExitCode.USAGE
 
     # Slow chunks keep the first turn answering for seconds, however loaded the machine is.
-    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
     started = threading.Event()
 
     def first_turn() -> None:

@@ -53,7 +53,7 @@ async def test_four_stage_conversation_and_crisis_end_to_end(cloud_server, token
             parts = await _say(client, token, sid, text)
             assert parts[-1]["type"] == "finish", parts
             assert streamed_text(parts).strip()
-            stages += [p["data"]["stage"] for p in of_type(parts, "data-protocol-progress")]
+            stages += [p["data"]["phase"] for p in of_type(parts, "data-protocol-progress")]
             tools += [p["toolName"] for p in of_type(parts, "tool-input-available")]
         assert stages == ["stage_2_integration", "stage_3_micro_action", "stage_4_solidification"]
         assert tools == [

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import httpx
 
-from tests.e2e.conftest import REPO, base_env, start_server, stop_server
+from tests.e2e.conftest import (
+    REPO,
+    base_env,
+    leave_mid_reply,
+    start_local_server,
+    start_server,
+    stop_server,
+)
 from tests.support.emulators import free_port
 from tests.support.sse import parse_frames, streamed_text
 
@@ -51,27 +57,12 @@ def test_header_identity_refuses_to_start_in_cloud_mode() -> None:
 
 
 def test_a_client_that_leaves_mid_reply_loses_nothing(tmp_path) -> None:
-    port = free_port()
-    env = base_env(
-        PORT=str(port),
-        CONFIDANT_SQLITE_PATH=str(tmp_path / "leave.db"),
-        CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300",
-    )
-    server = start_server([str(REPO / ".venv/bin/confidant-local")], env, port)
+    server = start_local_server(tmp_path / "leave.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300")
     headers = {"X-User-Id": "leaver"}
     try:
         with httpx.Client(base_url=server.base_url, timeout=30) as client:
             body = {"message": "I keep avoiding the hard email", "session_id": "gone"}
-            with client.stream("POST", "/v1/chat", json=body, headers=headers) as response:
-                for line in response.iter_lines():
-                    if '"text-delta"' in line:
-                        break  # the reply has started: hang up mid-stream
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                got = client.get("/v1/sessions/gone", headers=headers)
-                if got.status_code == 200 and not got.json()["session"]["busy"]:
-                    break
-                time.sleep(0.2)
+            got = leave_mid_reply(client, body, headers, "/v1/sessions/gone")
             events = got.json()["events"]
             assert [e["author"] for e in events] == ["user", "onemind_coach"]
             assert events[1]["content"]["parts"][0]["text"]

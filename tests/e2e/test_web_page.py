@@ -41,7 +41,7 @@ WALK = [
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
-    running = start_local_server(tmp_path_factory.mktemp("web"))
+    running = start_local_server(tmp_path_factory.mktemp("web") / "local.db")
     yield running
     stop_server(running)
 
@@ -122,7 +122,7 @@ def test_a_crisis_message_gets_the_hotline(page, server) -> None:  # type: ignor
 
 def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Slow chunks keep the first turn answering for seconds, however loaded the machine is.
-    slow = start_local_server(tmp_path, CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="1500")
     started = threading.Event()
 
     def first_turn() -> None:

@@ -96,6 +96,7 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "vector_search_api_url": "the regional Vertex AI endpoint; only tests point it elsewhere",
     "wisdom_per_source_limit": "crowding of one passage's chunks among the hits (product)",
     "wisdom_timeout_s": "past it the coach goes on without wisdom (product)",
+    "protocol_timeout_s": "product default (1 hour) before a returning user confirms; extra_env",
     "agent_models": "empty = every agent on the deployment's model; an operator opts in per "
     "agent through extra_env (a JSON map)",
     "lease_ttl_s": "renewed every third of it; no deployment reason to change",
