@@ -9,6 +9,7 @@ and an app pays only for what it declared.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -17,6 +18,8 @@ from confidant.errors import ConfidantError
 from confidant.jobs.store import JobStore
 from confidant.ports import Embedder
 from confidant.sessions.store import SessionStore
+
+logger = logging.getLogger(__name__)
 
 MEMORIES = "memories"
 SUMMARY = "summary"
@@ -81,6 +84,9 @@ class EmotionsSource:
         )
 
 
+MEMORY_EMBED_TIMEOUT_S = 3.0  # on the request path, before the first byte
+
+
 class MemoryHitsSource:
     """The user's memories nearest to the turn's message (every app's, crystals included)."""
 
@@ -92,7 +98,15 @@ class MemoryHitsSource:
         self._limit = limit
 
     async def load(self, request: ContextRequest) -> Any:
-        [vector] = await self._embedder.embed([request.message], task="query")
+        # Memory makes a turn better, never possible: an embedding service that is slow, rate
+        # limited or down leaves the turn without memory hits instead of failing it.
+        try:
+            [vector] = await asyncio.wait_for(
+                self._embedder.embed([request.message], task="query"), MEMORY_EMBED_TIMEOUT_S
+            )
+        except Exception as exc:
+            logger.warning("memory search skipped: the query embedding failed (%s)", type(exc))
+            return []
         return await self._store.search_memories(
             request.user_id, vector, app=None, limit=self._limit
         )

@@ -133,7 +133,8 @@ def run_sessions_list(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         return ExitCode.OK
     out.write(f"{'SESSION':<34} {'UPDATED (UTC)':<19} {'EVENTS':>6}  STAGE\n")
     for s in sessions:
-        stage = stage_name(s["progress"]["stage"]) if s.get("progress") else "-"
+        progress = s.get("progress") or {}
+        stage = progress.get("step_name") or stage_name(str(progress.get("phase", ""))) or "-"
         busy = " (answering)" if s.get("busy") else ""
         updated = _when(s["updated_at"])
         out.write(f"{s['id']:<34} {updated:<19} {s['event_count']:>6}  {stage}{busy}\n")

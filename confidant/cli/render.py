@@ -27,9 +27,11 @@ def _compact(value: Any) -> str:
 
 
 def progress_line(data: dict[str, Any]) -> str:
-    step, steps = int(data.get("step", 0)), int(data.get("steps", 0))
-    stage = stage_name(str(data.get("stage", "")))
-    return f"[{data.get('protocol', 'progress')} {bar(step, steps, 8)} {step}/{steps} {stage}]"
+    """One `data-protocol-progress` part (agents/protocols/progress.py's vocabulary) as text."""
+    step, steps = int(data.get("step", 0)), int(data.get("total_steps", 0))
+    label = str(data.get("step_name") or stage_name(str(data.get("phase", ""))))
+    protocol = data.get("protocol_id", "progress")
+    return f"[{protocol} {bar(step, steps, 8)} {step}/{steps} {label}]"
 
 
 @dataclass

@@ -54,17 +54,17 @@ def test_an_interactive_chat_through_stdin_then_the_sessions(server) -> None:  #
     lines = chat.stdout.splitlines()
     assert lines[0].startswith("It sounds like one part of you is pulling toward")
     assert any(line.strip().startswith("⚙ advance_stage(") for line in lines)
-    assert "  [onemind ████░░░░ 2/4 integration]" in lines
+    assert "  [onemind ████░░░░ 2/4 Integration]" in lines
     assert "Perhaps both parts of you" in lines[-1]
 
     listed = confidant(server, "sessions", "list", "--json")
     assert listed.returncode == ExitCode.OK
     (session,) = json.loads(listed.stdout)
     assert session["id"] == "terminal"
-    assert session["progress"]["stage"] == "stage_2_integration"
+    assert session["progress"]["phase"] == "stage_2_integration"
 
     table = confidant(server, "sessions", "list")
-    assert "terminal" in table.stdout and "integration" in table.stdout
+    assert "terminal" in table.stdout and "Integration" in table.stdout
 
     shown = confidant(server, "sessions", "show", "terminal")
     assert shown.returncode == ExitCode.OK

@@ -33,7 +33,7 @@ WALK = [
     ("I want to finish my thesis but I keep putting it off because it never feels good enough.",
      "awareness"),
     ("Yes, part of me is terrified of being judged as not perfect.", "integration"),
-    ("Both parts want my work to matter.", "micro action"),
+    ("Both parts want my work to matter.", "micro-action"),
     ("I will write one messy paragraph after breakfast.", "solidification"),
     ("I learned that starting small feels safe.", "solidification"),
 ]
@@ -86,7 +86,7 @@ def test_a_whole_onemind_conversation_then_a_reload_restores_it(page, server) ->
             assert page.get_by_test_id("progress").count() == 0
             page.screenshot(path=str(DOCS / "first-reply.png"))
         else:
-            assert stage in page.get_by_test_id("progress").inner_text()
+            assert stage in page.get_by_test_id("progress").inner_text().lower()
     replies = page.locator(".message.assistant")
     assert "thesis" in replies.nth(0).inner_text()  # the reflection quotes the user's words
     assert "integration crystal" in replies.last.inner_text()
@@ -104,7 +104,7 @@ def test_a_whole_onemind_conversation_then_a_reload_restores_it(page, server) ->
     page.locator(".message.user").nth(4).wait_for(timeout=10_000)
     assert page.locator(".message.user").count() == len(WALK)
     assert "integration crystal" in page.locator(".message.assistant").last.inner_text()
-    assert "solidification" in page.get_by_test_id("progress").inner_text()
+    assert "solidification" in page.get_by_test_id("progress").inner_text().lower()
     assert page.get_by_test_id("tool-call").count() == len(names)
     assert page.get_by_test_id("sessions").locator("li.current").count() == 1
 

@@ -273,7 +273,7 @@ export function App() {
                 <button className="session" onClick={() => setSessionId(s.id)}>
                   {new Date(Number(s.updated_at) * 1000 || s.updated_at).toLocaleString()}
                   <small>
-                    {s.event_count} events{s.progress ? ` · ${stageName(s.progress.stage)}` : ""}
+                    {s.event_count} events{s.progress ? ` · ${s.progress.step_name || stageName(s.progress.phase)}` : ""}
                   </small>
                 </button>
                 <button

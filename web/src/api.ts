@@ -8,7 +8,15 @@ export type AppInfo = {
   skills: Skill[];
   default_skill: string | null;
 };
-export type Progress = { protocol: string; stage: string; step: number; steps: number };
+// The shared progress vocabulary of every app (agents/protocols/progress.py).
+export type Progress = {
+  protocol_id: string;
+  step: number;
+  total_steps: number;
+  phase: string;
+  progress: number;
+  step_name: string;
+};
 export type SessionInfo = {
   id: string;
   app: string;

@@ -127,12 +127,13 @@ export function ProgressBar({ progress }: { progress: Progress }) {
   return (
     <div className="progress" data-testid="progress">
       <div className="progress-label">
-        {progress.protocol}: <b>{stageName(progress.stage)}</b> ({progress.step}/{progress.steps})
+        {progress.protocol_id}: <b>{progress.step_name || stageName(progress.phase)}</b> (
+        {progress.step}/{progress.total_steps})
       </div>
       <div className="progress-track">
         <div
           className="progress-fill"
-          style={{ width: `${(100 * progress.step) / Math.max(progress.steps, 1)}%` }}
+          style={{ width: `${(100 * progress.step) / Math.max(progress.total_steps, 1)}%` }}
         />
       </div>
     </div>

@@ -9,10 +9,13 @@ import pytest
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_openai import FakeOpenAI
 
+EXTRACTOR_MARKER = "CONFIDANT_EXTRACTOR"
+
 
 @pytest.fixture(scope="module")
 def _gemini_server() -> Iterator[FakeGemini]:
-    with FakeGemini() as server:
+    # Post-turn job extractors call the model after a turn: they never take a test's script.
+    with FakeGemini(scripted_for=lambda r: EXTRACTOR_MARKER not in r.system_instruction) as server:
         yield server
 
 

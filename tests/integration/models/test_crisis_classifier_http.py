@@ -52,7 +52,7 @@ async def test_a_risk_verdict_is_one_non_streaming_call_with_the_fixed_prompt(
     result = await classifier_for(gemini).classify(LEXICON_SILENT)
     assert result is not None and result.risky
     assert result.signals == ("burden", "passive_ideation")
-    [request] = gemini.requests
+    [request] = _turn_requests(gemini)
     assert request.method == "generateContent"  # not streamed
     assert request.system_instruction == CLASSIFIER_PROMPT
     assert request.body["generationConfig"]["responseMimeType"] == "application/json"
@@ -120,7 +120,7 @@ async def test_the_classifier_catches_what_the_lexicon_misses_and_the_agent_is_n
     client, runtime = chat(crisis_classifier=True)
     gemini.enqueue(verdict(True, "burden"))
     parts = await _post(client, LEXICON_SILENT, "k1")
-    assert [r.method for r in gemini.requests] == ["generateContent"]  # the classifier only
+    assert [r.method for r in _turn_requests(gemini)] == ["generateContent"]  # classifier only
     [crisis] = of_type(parts, "data-crisis")
     assert crisis["data"]["signals"] == ["burden"] and crisis["data"]["locale"] == "en"
     assert "988" in streamed_text(parts)
@@ -135,9 +135,17 @@ async def test_a_safe_verdict_or_a_failed_classifier_lets_the_coach_answer(
     client, _ = chat(crisis_classifier=True, crisis_classifier_timeout_s=1.0)
     gemini.enqueue(classifier_step, "It sounds like part of you feels stuck.")
     parts = await _post(client, "I keep putting off my thesis", "k2")
-    assert [r.method for r in gemini.requests] == ["generateContent", "streamGenerateContent"]
+    assert [r.method for r in _turn_requests(gemini)] == [
+        "generateContent",
+        "streamGenerateContent",
+    ]
     assert of_type(parts, "data-crisis") == []
     assert "stuck" in streamed_text(parts)
+
+
+def _turn_requests(gemini: FakeGemini) -> list[Any]:
+    """The turn's own model calls: the post-turn jobs' extractors call the model after it."""
+    return [r for r in gemini.requests if "CONFIDANT_EXTRACTOR" not in r.system_instruction]
 
 
 async def test_the_lexicon_answers_first_and_the_classifier_is_off_by_default(
@@ -145,10 +153,10 @@ async def test_the_lexicon_answers_first_and_the_classifier_is_off_by_default(
 ) -> None:
     client, _ = chat(crisis_classifier=True)
     parts = await _post(client, "I want to kill myself", "k3")
-    assert gemini.requests == []  # the lexicon fired: no classifier call, no agent call
+    assert _turn_requests(gemini) == []  # the lexicon fired: no classifier call, no agent call
     assert "explicit_intent" in of_type(parts, "data-crisis")[0]["data"]["signals"]
 
     client, _ = chat()
     gemini.enqueue("Tell me more.")
     await _post(client, LEXICON_SILENT, "k4")
-    assert [r.method for r in gemini.requests] == ["streamGenerateContent"]
+    assert [r.method for r in _turn_requests(gemini)] == ["streamGenerateContent"]

@@ -105,7 +105,7 @@ async def test_the_detail_loop_gives_up_after_the_configured_rounds(make_client)
     gave_up = await send(client, "hf", "f6", "no idea", call_id=asked["callId"])
     assert "could not collect enough details" in gave_up.text
     assert not [p for p in gave_up.parts if p["type"].startswith("data-human")]
-    progress = [p["data"]["stage"] for p in gave_up.parts if p["type"] == "data-protocol-progress"]
+    progress = [p["data"]["phase"] for p in gave_up.parts if p["type"] == "data-protocol-progress"]
     assert progress == ["cancelled"]
     restarted = await send(client, "hf", "f6", COMPLETE_REQUEST)  # a new run starts cleanly
     assert restarted.one(CONFIRMATION_NEEDED)["kind"] == "classification"

@@ -62,9 +62,13 @@ def test_classifier_applies_corrections_to_the_previous_proposal() -> None:
 
 def test_progress_maps_steps() -> None:
     assert taskflow_progress({"taskflow_step": "classify"}) == {
-        "protocol": "taskflow",
-        "stage": "classify",
+        "protocol_id": "taskflow",
         "step": 2,
-        "steps": 4,
+        "total_steps": 4,
+        "phase": "classify",
+        "progress": 0.25,
+        "step_name": "Classify",
     }
+    assert taskflow_progress({"taskflow_step": "done"})["progress"] == 1.0  # type: ignore[index]
+    assert taskflow_progress({"taskflow_step": "review"}) is None  # off the run's spine
     assert taskflow_progress({"other": 1}) is None
