@@ -17,6 +17,7 @@ from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from pydantic import BaseModel
 
+from agents.configured import apply_agent_config, turn_config
 from agents.deps import AgentDeps, TurnContext
 from agents.safety import CrisisGuardPlugin
 
@@ -129,10 +130,12 @@ def guard_plugins(deps: AgentDeps) -> list[BasePlugin]:
 
 
 def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
-    """A fresh App (agent tree + plugins) for one request of app `name`."""
+    """A fresh App (agent tree + plugins) for one request of app `name`, with the app's stored
+    agent config (models, instructions, tools: agents/configured.py) applied."""
     spec = app_spec(name)
     extra = list(spec.plugins(deps, turn)) if spec.plugins else []
-    return App(name=spec.name, root_agent=spec.build_root(deps, turn), plugins=[
+    root = apply_agent_config(spec.build_root(deps, turn), turn_config(turn), deps)
+    return App(name=spec.name, root_agent=root, plugins=[
         *guard_plugins(deps),
         *extra,
     ])

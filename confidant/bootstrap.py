@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps
+from confidant.agentconfig import AGENT_CONFIG, AgentConfigService, AgentConfigSource
+from confidant.agentconfig.store import AgentConfigStore
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
@@ -35,10 +37,13 @@ class Runtime:
     identity: IdentityVerifier
     jobs: JobBus
     relationship: RelationshipService | None = None  # persons, self-profile, proposals
+    agent_configs: AgentConfigService | None = None  # the agent registry (issue 12)
 
     async def close(self) -> None:
         await self.jobs.close()
         await self.store.close()
+        if self.agent_configs is not None:
+            await self.agent_configs.close()
         if self.relationship is not None:
             await self.relationship.store.close()
 
@@ -73,6 +78,20 @@ def _relationship_store(settings: Settings, store: SessionStore) -> Relationship
     from confidant.relationship.sqlite_store import SqliteRelationshipStore, sibling_path
 
     return SqliteRelationshipStore(sibling_path(settings.sqlite_path))
+
+
+def _agent_config_store(settings: Settings, store: SessionStore) -> AgentConfigStore:
+    """Beside the session store, as the relationship store is."""
+    from confidant.sessions.firestore_store import FirestoreSessionStore
+
+    if isinstance(store, FirestoreSessionStore):
+        from confidant.agentconfig.firestore_store import FirestoreAgentConfigStore
+
+        return FirestoreAgentConfigStore(store.client)
+    from confidant.agentconfig.sqlite_store import SqliteAgentConfigStore
+    from confidant.sqlite import sibling_path
+
+    return SqliteAgentConfigStore(sibling_path(settings.sqlite_path, "agents"))
 
 
 def _jobs(settings: Settings) -> JobBus:
@@ -130,6 +149,12 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
     sessions = ConfidantSessionService(store, event_cache_size=settings.event_cache_size)
     jobs = _jobs(settings)
     embedder = _embedder(settings)
+    agent_configs = AgentConfigService(
+        _agent_config_store(settings, store),
+        ttl_s=settings.agent_config_ttl_s,
+        models=settings.agent_models.selectable,
+        cloud=settings.is_cloud,
+    )
     default_model = model or build_model(settings)
     deps = AgentDeps(
         model=default_model,
@@ -148,9 +173,14 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
-        context_sources=_context_sources(settings, store, relationship),
+        context_sources={
+            **_context_sources(settings, store, relationship),
+            AGENT_CONFIG: AgentConfigSource(agent_configs),
+        },
     )
-    return Runtime(settings, store, sessions, chat, _identity(settings), jobs, relationship)
+    return Runtime(
+        settings, store, sessions, chat, _identity(settings), jobs, relationship, agent_configs
+    )
 
 
 _runtime: Runtime | None = None

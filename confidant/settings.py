@@ -97,6 +97,11 @@ class Settings(BaseSettings):
     default_locale: str = "en"
     cors_origins: list[str] = Field(default_factory=list)  # e.g. ["https://app.example"] or ["*"]
 
+    # Agent registry and MCP toolsets (issue 12, items 6-7).
+    agent_config_ttl_s: float = 10.0  # how stale an instance's copy of an app's config may be
+    admin_claim: str = "admin"  # the ID-token custom claim (true) that opens /v1/admin
+    admin_users: list[str] = Field(default_factory=list)  # local (header) mode: admin user ids
+
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
 

@@ -7,6 +7,16 @@ from pathlib import Path
 import aiosqlite
 
 
+def sibling_path(session_db: str, tag: str) -> str:
+    """`.data/confidant.db` → `.data/confidant-{tag}.db` (":memory:" stays in memory): an
+    embedded store in a file of its own (two connections opening one new file at once can
+    lock each other out)."""
+    if session_db == ":memory:":
+        return session_db
+    path = Path(session_db)
+    return str(path.with_name(f"{path.stem}-{tag}{path.suffix or '.db'}"))
+
+
 async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
     """A connection in autocommit mode (stores issue their own BEGIN), WAL, with the schema.
 

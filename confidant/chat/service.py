@@ -18,15 +18,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from google.adk import Runner
+from google.adk.agents.invocation_context import LlmCallsLimitExceededError
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.events import Event
 from google.genai import types
 from pydantic import ValidationError
 
 import agents
+from agents.configured import turn_limits
 from agents.deps import AgentDeps, TurnContext
 from agents.registry import AppSpec, TurnPrelude
 from agents.safety import LOCALE_STATE_KEY
+from confidant.agentconfig.service import AGENT_CONFIG
 from confidant.chat.context import (
     MEMORIES,
     ContextRequest,
@@ -118,7 +121,7 @@ class ChatService:
         )
         leased, loaded = await asyncio.gather(
             self._lease(key),
-            load_context(self.context_sources, spec.context, wanted),
+            load_context(self.context_sources, self._context_names(spec), wanted),
             return_exceptions=True,
         )
         if isinstance(leased, BaseException):
@@ -145,6 +148,11 @@ class ChatService:
                 raise
             context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
         return PreparedTurn(self, leased, request, context, spec, prelude)
+
+    def _context_names(self, spec: AppSpec) -> tuple[str, ...]:
+        # Every app's turn also loads its agent config (the agent registry), when deployed.
+        platform = (AGENT_CONFIG,) if AGENT_CONFIG in self.context_sources else ()
+        return (*spec.context, *(name for name in platform if name not in spec.context))
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -240,21 +248,30 @@ class PreparedTurn:
             self.result.retries.append(notice.model_dump())
             emit(data_part("retry", notice.model_dump(), transient=True))
 
+        limits = turn_limits(self._context)
+        limit = {"max_llm_calls": limits.max_llm_calls} if limits.max_llm_calls else {}
+        run_config = RunConfig(streaming_mode=StreamingMode.SSE, **limit)
         with retry_listener(on_retry):
-            async for event in runner.run_async(
-                user_id=turn.key.user_id,
-                session_id=turn.key.session_id,
-                new_message=types.UserContent(self._request.message),
-                state_delta={LOCALE_STATE_KEY: self._request.locale},
-                run_config=RunConfig(streaming_mode=StreamingMode.SSE),
-            ):
-                for part in self._parts(event, translator):
-                    emit(part)
-                if event.error_code:
-                    raise ConfidantError(
-                        f"the model ended the reply: {event.error_code}"
-                        + (f" ({event.error_message})" if event.error_message else "")
-                    )
+            try:
+                async for event in runner.run_async(
+                    user_id=turn.key.user_id,
+                    session_id=turn.key.session_id,
+                    new_message=types.UserContent(self._request.message),
+                    state_delta={LOCALE_STATE_KEY: self._request.locale},
+                    run_config=run_config,
+                ):
+                    for part in self._parts(event, translator):
+                        emit(part)
+                    if event.error_code:
+                        raise ConfidantError(
+                            f"the model ended the reply: {event.error_code}"
+                            + (f" ({event.error_message})" if event.error_message else "")
+                        )
+            except LlmCallsLimitExceededError:
+                raise ConfidantError(
+                    f"the reply needed more than {run_config.max_llm_calls} model calls, "
+                    "the limit set for this app"
+                ) from None
 
     def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
         parts = [*self._event_data(item), *translator.translate(item)]

@@ -7,6 +7,7 @@ GET    /v1/sessions/{id}?app=&page_size=&page_token=   one session with a page o
 DELETE /v1/sessions/{id}?app=       delete one session
 DELETE /v1/me                       erase everything the caller owns
 GET    /v1/apps                     the served apps, their skills and extra endpoints
+/v1/admin/apps/{app}/...            agent registry, admins only (confidant/http/admin.py)
 GET    /healthz
 
 Apps add endpoints of their own through `AppSpec.routes` (agents/registry.py).
@@ -28,6 +29,7 @@ import agents
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
+from confidant.http import admin
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -54,7 +56,7 @@ def _add_cors(request: Request, response: Response, allowed: list[str]) -> None:
         return
     response.headers["access-control-allow-origin"] = origin
     response.headers["vary"] = "Origin"
-    response.headers["access-control-allow-methods"] = "GET, POST, DELETE, OPTIONS"
+    response.headers["access-control-allow-methods"] = "GET, POST, PUT, DELETE, OPTIONS"
     response.headers["access-control-allow-headers"] = "authorization, content-type, x-user-id"
     response.headers["access-control-expose-headers"] = "x-vercel-ai-ui-message-stream"
     response.headers["access-control-max-age"] = "600"
@@ -73,6 +75,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return JSONResponse({"apps": [_app_json(spec) for spec in agents.app_specs()]})
         identity = await runtime.identity.verify(request.headers)
         user_id = identity.user_id
+        if path.startswith(admin.PREFIX):
+            return await admin.handle(request, runtime, identity)
         if path == "/v1/chat":
             _allow(method, "POST")
             return await _chat(request, runtime, user_id)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from confidant.sqlite import open_sqlite
+from confidant.sqlite import sibling_path as sqlite_sibling_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS relationship_docs (
@@ -21,10 +21,7 @@ CREATE TABLE IF NOT EXISTS relationship_docs (
 
 def sibling_path(session_db: str) -> str:
     """`.data/confidant.db` → `.data/confidant-relationship.db` (":memory:" stays in memory)."""
-    if session_db == ":memory:":
-        return session_db
-    path = Path(session_db)
-    return str(path.with_name(f"{path.stem}-relationship{path.suffix or '.db'}"))
+    return sqlite_sibling_path(session_db, "relationship")
 
 
 class SqliteRelationshipStore:
