@@ -252,26 +252,26 @@ class PreparedTurn:
         limit = {"max_llm_calls": limits.max_llm_calls} if limits.max_llm_calls else {}
         run_config = RunConfig(streaming_mode=StreamingMode.SSE, **limit)
         with retry_listener(on_retry):
-            try:
-                async for event in runner.run_async(
-                    user_id=turn.key.user_id,
-                    session_id=turn.key.session_id,
-                    new_message=types.UserContent(self._request.message),
-                    state_delta={LOCALE_STATE_KEY: self._request.locale},
-                    run_config=run_config,
-                ):
-                    for part in self._parts(event, translator):
-                        emit(part)
-                    if event.error_code:
-                        raise ConfidantError(
-                            f"the model ended the reply: {event.error_code}"
-                            + (f" ({event.error_message})" if event.error_message else "")
-                        )
-            except LlmCallsLimitExceededError:
-                raise ConfidantError(
-                    f"the reply needed more than {run_config.max_llm_calls} model calls, "
-                    "the limit set for this app"
-                ) from None
+            async for event in runner.run_async(
+                user_id=turn.key.user_id,
+                session_id=turn.key.session_id,
+                new_message=types.UserContent(self._request.message),
+                state_delta={LOCALE_STATE_KEY: self._request.locale},
+                run_config=run_config,
+            ):
+                for part in self._parts(event, translator):
+                    emit(part)
+                if event.error_code == LlmCallsLimitExceededError.__name__:
+                    # ADK turns the exception into an error event (the app's configured limit).
+                    raise ConfidantError(
+                        f"the reply needed more than {run_config.max_llm_calls} model calls, "
+                        "the limit set for this app"
+                    )
+                if event.error_code:
+                    raise ConfidantError(
+                        f"the model ended the reply: {event.error_code}"
+                        + (f" ({event.error_message})" if event.error_message else "")
+                    )
 
     def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
         parts = [*self._event_data(item), *translator.translate(item)]
