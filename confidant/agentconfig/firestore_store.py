@@ -54,7 +54,8 @@ class FirestoreAgentConfigStore:
             transaction.set(head_ref, data)
             return stored
 
-        result: ConfigVersion = await write(self._client.transaction())
+        # Admin changes are rare; concurrent ones contend on the head document and retry.
+        result: ConfigVersion = await write(self._client.transaction(max_attempts=20))
         return result
 
     async def get_version(self, app: str, version: int) -> ConfigVersion | None:

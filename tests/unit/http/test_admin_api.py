@@ -116,11 +116,8 @@ async def test_the_next_turn_uses_the_new_instruction_and_tool_list(make_client)
 async def test_replace_mode_and_max_output_tokens_for_every_agent(make_client) -> None:
     model = ScriptedLlm(script=["ok"])
     client, _ = make_client(model=model, admin_users=["root"])
-    body = {
-        "agents": {
-            "*": {"instruction": {"mode": "replace", "text": "Only say ok."}, "max_output_tokens": 64}
-        }
-    }
+    replace = {"mode": "replace", "text": "Only say ok."}
+    body = {"agents": {"*": {"instruction": replace, "max_output_tokens": 64}}}
     assert (await _put(client, body)).status_code == 200
     await _turn(client)
     # ADK adds the agent's identity line after the instruction; the app's own text is gone.
@@ -180,7 +177,7 @@ async def test_a_turn_past_the_model_call_limit_ends_with_an_error_part(make_cli
     model = ScriptedLlm(
         script=[call("advance_stage", next_stage="stage_2_integration", summary="x"), "never"]
     )
-    client, runtime = make_client(model=model, admin_users=["root"])
+    client, _ = make_client(model=model, admin_users=["root"])
     assert (await _put(client, {"limits": {"max_llm_calls": 1}})).status_code == 200
     parts = await _turn(client)
     errors = of_type(parts, "error")
