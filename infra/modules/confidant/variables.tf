@@ -67,6 +67,10 @@ variable "firestore_unindexed_fields" {
     { collection = "chunks", field = "events" },
     { collection = "app_states", field = "state" },
     { collection = "jobs", field = "payload" },
+    # The agent registry (confidant/agentconfig): configs are read by id, never queried by
+    # content; versions are listed by `version` only (single-field, no composite index).
+    { collection = "agent_configs", field = "config" },
+    { collection = "versions", field = "config" },
   ]
 }
 
