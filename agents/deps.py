@@ -7,9 +7,19 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from google.adk.models import BaseLlm
+from google.adk.tools.base_toolset import BaseToolset
 
+from confidant.agentconfig.config import McpServerConfig
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
 from confidant.relationship.service import RelationshipService
+
+
+class ToolsetProvider(Protocol):
+    """MCP toolsets per user (confidant.mcptools.McpToolsetPool)."""
+
+    def toolsets(
+        self, app: str, servers: Sequence[McpServerConfig], user_id: str
+    ) -> list[BaseToolset]: ...
 
 
 class ModelResolver(Protocol):
@@ -30,6 +40,7 @@ class AgentDeps:
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
     models: ModelResolver | None = None  # models per agent role; None: `model` everywhere
     relationship: RelationshipService | None = None  # persons and self-profile (issue 9)
+    mcp: ToolsetProvider | None = None  # MCP toolsets of the apps' agent configs (issue 12)
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,13 @@ def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
     agent config (models, instructions, tools: agents/configured.py) applied."""
     spec = app_spec(name)
     extra = list(spec.plugins(deps, turn)) if spec.plugins else []
-    root = apply_agent_config(spec.build_root(deps, turn), turn_config(turn), deps)
+    config = turn_config(turn)
+    toolsets = (
+        deps.mcp.toolsets(spec.name, config.mcp_toolsets, turn.user_id)
+        if config is not None and config.mcp_toolsets and deps.mcp is not None
+        else []
+    )
+    root = apply_agent_config(spec.build_root(deps, turn), config, deps, toolsets)
     return App(name=spec.name, root_agent=root, plugins=[
         *guard_plugins(deps),
         *extra,

@@ -12,6 +12,7 @@ from confidant.agentconfig import AGENT_CONFIG, AgentConfigService, AgentConfigS
 from confidant.agentconfig.store import AgentConfigStore
 from confidant.chat.context import MEMORIES, ContextSource, RecentMemoriesSource
 from confidant.chat.service import ChatService, TurnPolicy
+from confidant.mcptools import McpToolsetPool
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.relationship.context import (
     PERSON,
@@ -38,12 +39,15 @@ class Runtime:
     jobs: JobBus
     relationship: RelationshipService | None = None  # persons, self-profile, proposals
     agent_configs: AgentConfigService | None = None  # the agent registry (issue 12)
+    mcp: McpToolsetPool | None = None  # MCP connections per user (issue 12)
 
     async def close(self) -> None:
         await self.jobs.close()
         await self.store.close()
         if self.agent_configs is not None:
             await self.agent_configs.close()
+        if self.mcp is not None:
+            await self.mcp.close()
         if self.relationship is not None:
             await self.relationship.store.close()
 
@@ -153,7 +157,14 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         _agent_config_store(settings, store),
         ttl_s=settings.agent_config_ttl_s,
         models=settings.agent_models.selectable,
-        cloud=settings.is_cloud,
+        allow_stdio=settings.mcp_stdio_allowed,
+    )
+    mcp = McpToolsetPool(
+        max_toolsets=settings.mcp_max_toolsets,
+        breaker_failures=settings.mcp_breaker_failures,
+        breaker_cooldown_s=settings.mcp_breaker_cooldown_s,
+        tool_list_ttl_s=settings.mcp_tool_list_ttl_s,
+        allow_stdio=settings.mcp_stdio_allowed,
     )
     default_model = model or build_model(settings)
     deps = AgentDeps(
@@ -162,6 +173,7 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         relationship=relationship,
+        mcp=mcp,
     )
     chat = ChatService(
         sessions=sessions,
@@ -179,7 +191,7 @@ def build_runtime(settings: Settings, *, model: BaseLlm | None = None) -> Runtim
         },
     )
     return Runtime(
-        settings, store, sessions, chat, _identity(settings), jobs, relationship, agent_configs
+        settings, store, sessions, chat, _identity(settings), jobs, relationship, agent_configs, mcp
     )
 
 

@@ -101,6 +101,11 @@ class Settings(BaseSettings):
     agent_config_ttl_s: float = 10.0  # how stale an instance's copy of an app's config may be
     admin_claim: str = "admin"  # the ID-token custom claim (true) that opens /v1/admin
     admin_users: list[str] = Field(default_factory=list)  # local (header) mode: admin user ids
+    mcp_allow_stdio: bool = False  # configs may start local MCP server processes (never in cloud)
+    mcp_breaker_failures: int = 3  # consecutive failures that open a server's circuit breaker
+    mcp_breaker_cooldown_s: float = 30.0  # how long an open breaker skips its server
+    mcp_max_toolsets: int = 256  # pooled per-user MCP connections per instance (LRU)
+    mcp_tool_list_ttl_s: float = 60.0  # how long a server's tool list is reused
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
@@ -116,6 +121,10 @@ class Settings(BaseSettings):
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")
         return self
+
+    @property
+    def mcp_stdio_allowed(self) -> bool:
+        return self.mcp_allow_stdio and not self.is_cloud
 
     @property
     def is_cloud(self) -> bool:

@@ -65,7 +65,8 @@ class McpServerConfig(_Strict):
     # Only these tools are offered to the model; required, so a server that grows a tool
     # does not silently hand it to the model.
     allowed_tools: list[str] = Field(min_length=1)
-    timeout_s: float = Field(default=5.0, gt=0, le=60)
+    timeout_s: float = Field(default=5.0, gt=0, le=60)  # connect and list tools
+    call_timeout_s: float = Field(default=30.0, gt=0, le=300)  # one tool call
 
     @field_validator("name")
     @classmethod
@@ -115,8 +116,12 @@ class AgentConfig(_Strict):
         names = [server.name for server in value]
         if len(set(names)) != len(names):
             raise ValueError("server names must be unique")
-        if (info.context or {}).get("cloud") and any(s.transport == "stdio" for s in value):
-            raise ValueError("stdio MCP servers are for local runs only")
+        stdio_allowed = (info.context or {}).get("stdio", False)
+        if not stdio_allowed and any(s.transport == "stdio" for s in value):
+            # A stored command is run as a process: only on a developer's machine, by choice.
+            raise ValueError(
+                "stdio MCP servers are for local runs only (CONFIDANT_MCP_ALLOW_STDIO=true)"
+            )
         return value
 
     def override_for(self, agent_name: str) -> AgentOverride | None:
@@ -139,12 +144,12 @@ class ConfigVersion(_Strict):
 
 
 def parse_agent_config(
-    body: Any, *, models: Iterable[str] | None = None, cloud: bool = False
+    body: Any, *, models: Iterable[str] | None = None, allow_stdio: bool = False
 ) -> AgentConfig:
     """Validate an admin's body; `BadRequestError` with pydantic's reasons when it is wrong."""
     try:
         return AgentConfig.model_validate(
-            body, context={"models": None if models is None else set(models), "cloud": cloud}
+            body, context={"models": None if models is None else set(models), "stdio": allow_stdio}
         )
     except ValidationError as exc:
         raise BadRequestError(f"invalid agent config: {validation_reasons(exc)}") from None

@@ -32,13 +32,13 @@ class AgentConfigService:
         *,
         ttl_s: float = 10.0,
         models: Iterable[str] = (),
-        cloud: bool = False,
+        allow_stdio: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.ttl_s = ttl_s
         self.models = tuple(models)  # the model names a config may pick
-        self.cloud = cloud  # stdio MCP servers are refused in the cloud
+        self.allow_stdio = allow_stdio  # may a config name a stdio MCP server (local runs)
         self._clock = clock
         self._cache: dict[str, tuple[float, ConfigVersion | None]] = {}
 

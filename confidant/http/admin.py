@@ -79,7 +79,7 @@ async def handle(request: Request, runtime: Runtime, identity: Identity) -> Resp
         return JSONResponse(_config_json(app, version))
     if request.method == "PUT":
         config = parse_agent_config(
-            await _body(request, runtime), models=service.models, cloud=service.cloud
+            await _body(request, runtime), models=service.models, allow_stdio=service.allow_stdio
         )
         return JSONResponse(
             _config_json(app, await service.update(app, config, author=identity.user_id))
