@@ -115,6 +115,12 @@ class GuardedMcpToolset(BaseToolset):
             tool_name_prefix=server.name,
             tool_list_cache_ttl_seconds=tool_list_ttl_s,
         )
+        # ADK probes a Google mTLS channel (Application Default Credentials, the metadata
+        # server: seconds off Google Cloud) for every new session manager, i.e. every user's
+        # first call. Configured servers are ordinary HTTP(S) endpoints, so skip the probe.
+        manager = getattr(self._inner, "_mcp_session_manager", None)
+        if manager is not None and hasattr(manager, "_get_mtls_transport"):
+            manager._get_mtls_transport = _no_mtls_transport
 
     async def get_tools(self, readonly_context: ReadonlyContext | None = None) -> list[BaseTool]:
         if not self.breaker.allow():
@@ -164,6 +170,10 @@ class GuardedMcpTool(BaseTool):
         else:
             self._toolset.breaker.success()
         return result
+
+
+async def _no_mtls_transport() -> None:
+    return None
 
 
 def _reason(exc: BaseException) -> str:

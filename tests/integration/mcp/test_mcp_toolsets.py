@@ -132,7 +132,10 @@ async def test_a_server_that_dies_mid_call_gives_the_model_an_error(
     # result, not a failed turn.
     parts = await _turn(client)
     assert of_type(parts, "error") == []
-    assert streamed_text(parts).endswith("Still without it.")
+    assert "calc_add" in model.requests[2].tools_dict
+    (output,) = of_type(parts, "tool-output-available")
+    assert "error" in output["output"], output
+    assert streamed_text(parts) == "Still without it."
 
 
 async def test_stdio_servers_are_refused_unless_allowed_locally(make_client) -> None:
