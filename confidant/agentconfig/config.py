@@ -116,7 +116,8 @@ class AgentConfig(_Strict):
         names = [server.name for server in value]
         if len(set(names)) != len(names):
             raise ValueError("server names must be unique")
-        stdio_allowed = (info.context or {}).get("stdio", False)
+        # Policy checks run on what an admin sends (with a context), not on stored versions.
+        stdio_allowed = info.context is None or info.context.get("stdio", False)
         if not stdio_allowed and any(s.transport == "stdio" for s in value):
             # A stored command is run as a process: only on a developer's machine, by choice.
             raise ValueError(

@@ -5,6 +5,8 @@ costs a bounded wait and never fails a turn; its breaker then stops trying."""
 
 from __future__ import annotations
 
+import sys
+
 import httpx
 import pytest
 
@@ -138,15 +140,21 @@ async def test_a_server_that_dies_mid_call_gives_the_model_an_error(
     assert streamed_text(parts) == "Still without it."
 
 
-async def test_stdio_servers_are_refused_unless_allowed_locally(make_client) -> None:
-    client, _ = make_client(admin_users=["root"])
+async def test_stdio_servers_only_when_allowed_for_local_runs(make_client) -> None:
+    command = [sys.executable, "-m", "tests.support.mcp_server", "--transport", "stdio"]
     body = {
         "mcp_toolsets": [
-            {"name": "local", "transport": "stdio", "command": ["python"], "allowed_tools": ["a"]}
+            {"name": "local", "transport": "stdio", "command": command, "allowed_tools": ["add"]}
         ]
     }
+    client, _ = make_client(admin_users=["root"])
     refused = await client.put(CONFIG, json=body, headers=ADMIN)
     assert refused.status_code == 400
     assert "stdio MCP servers are for local runs only" in refused.json()["error"]["message"]
-    local, _ = make_client(admin_users=["root"], mcp_allow_stdio=True)
+
+    model = ScriptedLlm(script=[call("local_add", a=20, b=22), "42."])
+    local, _ = make_client(model=model, admin_users=["root"], mcp_allow_stdio=True)
     assert (await local.put(CONFIG, json=body, headers=ADMIN)).status_code == 200
+    parts = await _turn(local)
+    (output,) = of_type(parts, "tool-output-available")
+    assert "42" in str(output["output"]) and "error" not in output["output"]
