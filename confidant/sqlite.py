@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import aiosqlite
@@ -29,3 +30,25 @@ async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
     await conn.execute("PRAGMA journal_mode=WAL")
     await conn.executescript(schema)
     return conn
+
+
+class SqliteFile:
+    """One lazily opened connection to an embedded file and the lock that serialises its use
+    (the base of the embedded stores beside the session database)."""
+
+    schema = ""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is None:
+            self._conn = await open_sqlite(self.path, self.schema)
+        return self._conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime
 
-import aiosqlite
-
 from confidant.agentconfig.config import AgentConfig, ConfigVersion
-from confidant.sqlite import open_sqlite
+from confidant.sqlite import SqliteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS agent_config_versions (
@@ -18,22 +15,11 @@ CREATE TABLE IF NOT EXISTS agent_config_versions (
 """
 
 
-class SqliteAgentConfigStore:
-    """One connection per store; a lock serialises its use (as the other embedded stores do).
+class SqliteAgentConfigStore(SqliteFile):
+    """The head is the highest version: appends happen in one `BEGIN IMMEDIATE` transaction,
+    so two processes on one file cannot both write version n+1."""
 
-    The head is the highest version: appends happen in one `BEGIN IMMEDIATE` transaction, so
-    two processes on one file cannot both write version n+1.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    async def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            self._conn = await open_sqlite(self.path, _SCHEMA)
-        return self._conn
+    schema = _SCHEMA
 
     async def _select(self, sql: str, args: tuple[object, ...]) -> list[ConfigVersion]:
         async with self._lock:
@@ -90,8 +76,3 @@ class SqliteAgentConfigStore:
             "SELECT data FROM agent_config_versions WHERE app = ? ORDER BY version DESC LIMIT ?",
             (app, limit),
         )
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None

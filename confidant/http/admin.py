@@ -22,7 +22,7 @@ import agents
 from confidant.agentconfig import AgentConfig, AgentConfigService, ConfigVersion
 from confidant.agentconfig.config import parse_agent_config
 from confidant.bootstrap import Runtime
-from confidant.errors import BadRequestError, ConfidantError, NotFoundError
+from confidant.errors import BadRequestError, ConfidantError, ForbiddenError, NotFoundError
 from confidant.ports import Identity
 from confidant.settings import Settings
 
@@ -31,11 +31,6 @@ MAX_CONFIG_BODY_BYTES = 64_000
 MAX_VERSIONS_PAGE = 200
 _PATH = re.compile(r"^/v1/admin/apps/(?P<app>[^/]+)/(?P<what>config|versions|rollback)$")
 _METHODS = {"config": ("GET", "PUT"), "versions": ("GET",), "rollback": ("POST",)}
-
-
-class ForbiddenError(ConfidantError):
-    status = 403
-    code = "forbidden"
 
 
 class _MethodNotAllowed(ConfidantError):
