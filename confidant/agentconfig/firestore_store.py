@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import random
 from datetime import UTC, datetime
 
+from google.api_core.exceptions import Aborted
 from google.cloud import firestore
 from google.cloud.firestore_v1.async_transaction import AsyncTransaction
 
 from confidant.agentconfig.config import AgentConfig, ConfigVersion
 from confidant.agentconfig.store import AGENT_CONFIGS, VERSIONS, version_doc_id
+
+logger = logging.getLogger(__name__)
+_ATTEMPTS = 10
 
 
 class FirestoreAgentConfigStore:
@@ -54,9 +61,20 @@ class FirestoreAgentConfigStore:
             transaction.set(head_ref, data)
             return stored
 
-        # Admin changes are rare; concurrent ones contend on the head document and retry.
-        result: ConfigVersion = await write(self._client.transaction(max_attempts=20))
-        return result
+        # Admin changes are rare; concurrent ones contend on the head document. A read inside
+        # the transaction can itself be aborted (lock contention), which the commit retries of
+        # `async_transactional` do not cover: retry the whole transaction, with jitter.
+        for attempt in range(_ATTEMPTS):
+            try:
+                result: ConfigVersion = await write(self._client.transaction())
+                return result
+            except (Aborted, ValueError) as exc:
+                contended = isinstance(exc, Aborted) or "Failed to commit" in str(exc)
+                if not contended or attempt == _ATTEMPTS - 1:
+                    raise
+                logger.info("agent config write for %s contended (%s); retrying", app, exc)
+                await asyncio.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+        raise AssertionError("unreachable")
 
     async def get_version(self, app: str, version: int) -> ConfigVersion | None:
         snapshot = await self._versions(app).document(version_doc_id(version)).get()
