@@ -26,9 +26,12 @@ async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=30)
-    await conn.execute("PRAGMA busy_timeout=30000")
-    await conn.execute("PRAGMA journal_mode=WAL")
-    await conn.executescript(schema)
+    for pragma in ("PRAGMA busy_timeout=30000", "PRAGMA journal_mode=WAL"):
+        await (await conn.execute(pragma)).close()  # finished, so the COMMIT below may run
+    # The schema under the write lock from the start: a `CREATE … IF NOT EXISTS` that first
+    # reads and then upgrades to a write while another connection writes is refused at once
+    # (SQLITE_BUSY without waiting); BEGIN IMMEDIATE waits on the busy timeout instead.
+    await conn.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
     return conn
 
 

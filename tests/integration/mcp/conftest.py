@@ -35,7 +35,7 @@ class McpProcess:
             self.process.wait(timeout=10)
 
 
-def _wait_for_port(server: McpProcess) -> None:
+def wait_for_port(server: McpProcess) -> None:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
@@ -65,7 +65,7 @@ def mcp_server() -> Iterator[Callable[..., McpProcess]]:
         )
         server = McpProcess(process, port, log.name)
         started.append(server)
-        _wait_for_port(server)
+        wait_for_port(server)
         return server
 
     yield start
