@@ -62,20 +62,6 @@ def stop_server(server: Server) -> None:
             server.process.wait(timeout=10)
 
 
-def functions_command(port: int) -> list[str]:
-    """The chat function under functions-framework, as Cloud Run runs it."""
-    return [
-        sys.executable,
-        "-m",
-        "functions_framework",
-        "--asgi",
-        "--target=chat",
-        "--source=functions/main.py",
-        "--host=127.0.0.1",
-        f"--port={port}",
-    ]
-
-
 def base_env(**overrides: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFIDANT_")}
     env.update(overrides)
@@ -109,7 +95,17 @@ def cloud_server(
             PUBSUB_EMULATOR_HOST=pubsub_emulator,
             **overrides,
         )
-        server = start_server(functions_command(port), env, port)
+        command = [
+            sys.executable,
+            "-m",
+            "functions_framework",
+            "--asgi",
+            "--target=chat",
+            "--source=functions/main.py",
+            "--host=127.0.0.1",
+            f"--port={port}",
+        ]
+        server = start_server(command, env, port)
         servers.append(server)
         return server
 

@@ -6,6 +6,7 @@ tokens (the admin claim), the real google-genai client talking to a local Gemini
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import TEST_PROJECT
-from tests.e2e.conftest import Server, base_env, functions_command, start_server, stop_server
+from tests.e2e.conftest import Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
 from tests.support.fake_gemini import FakeGemini, GeminiRequest
 from tests.support.sse import parse_frames, streamed_text
@@ -47,7 +48,10 @@ def _start(gemini: FakeGemini, issuer: TokenIssuer, emulator: str, database: str
         CONFIDANT_AGENT_CONFIG_TTL_S="1",
         GOOGLE_API_KEY="test-key",
     )
-    return start_server(functions_command(port), env, port)
+    # The chat function under functions-framework, as Cloud Run runs it.
+    command = [sys.executable, "-m", "functions_framework", "--asgi", "--target=chat"]
+    command += ["--source=functions/main.py", "--host=127.0.0.1", f"--port={port}"]
+    return start_server(command, env, port)
 
 
 def _turn(server: Server, token: str, text: str) -> str:
