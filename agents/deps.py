@@ -7,12 +7,22 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from google.adk.models import BaseLlm
+from google.adk.tools.base_toolset import BaseToolset
 
 from agents.safety.classifier import CrisisClassifier
+from confidant.agentconfig.config import McpServerConfig
 from confidant.effects import EffectLedger
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
 from confidant.relationship.service import RelationshipService
 from confidant.tasks import TaskWriter
+
+
+class ToolsetProvider(Protocol):
+    """MCP toolsets per user (confidant.mcptools.McpToolsetPool)."""
+
+    def toolsets(
+        self, app: str, servers: Sequence[McpServerConfig], user_id: str
+    ) -> list[BaseToolset]: ...
 
 
 class ModelResolver(Protocol):
@@ -48,6 +58,7 @@ class AgentDeps:
     # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
     crisis_classifier: CrisisClassifier | None = None
     protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
+    mcp: ToolsetProvider | None = None  # MCP toolsets of the apps' agent configs (issue 12)
 
 
 class UiChannel:

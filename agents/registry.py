@@ -17,6 +17,7 @@ from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from pydantic import BaseModel
 
+from agents.configured import apply_agent_config, turn_config
 from agents.deps import AgentDeps, TurnContext
 from agents.human_loop import HumanLoop
 from agents.safety import CrisisGuardPlugin
@@ -133,10 +134,18 @@ def guard_plugins(deps: AgentDeps) -> list[BasePlugin]:
 
 
 def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
-    """A fresh App (agent tree + plugins) for one request of app `name`."""
+    """A fresh App (agent tree + plugins) for one request of app `name`, with the app's stored
+    agent config (models, instructions, tools: agents/configured.py) applied."""
     spec = app_spec(name)
     extra = list(spec.plugins(deps, turn)) if spec.plugins else []
-    return App(name=spec.name, root_agent=spec.build_root(deps, turn), plugins=[
+    config = turn_config(turn)
+    toolsets = (
+        deps.mcp.toolsets(spec.name, config.mcp_toolsets, turn.user_id)
+        if config is not None and config.mcp_toolsets and deps.mcp is not None
+        else []
+    )
+    root = apply_agent_config(spec.build_root(deps, turn), config, deps, toolsets)
+    return App(name=spec.name, root_agent=root, plugins=[
         *guard_plugins(deps),
         *extra,
     ])

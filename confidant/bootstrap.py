@@ -13,6 +13,8 @@ from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps, TaskflowLimits
 from agents.safety import CrisisClassifier
+from confidant.agentconfig import AGENT_CONFIG, AgentConfigService, AgentConfigSource
+from confidant.agentconfig.store import AgentConfigStore
 from confidant.chat.context import (
     EMOTIONS,
     MEMORIES,
@@ -31,6 +33,7 @@ from confidant.jobs import InProcessJobBus
 from confidant.jobs.extractor import Extractor
 from confidant.jobs.service import JobDeps, JobService, job_handlers, sweep_outbox
 from confidant.jobs.store import JobStore
+from confidant.mcptools import McpToolsetPool
 from confidant.models.retry import RetryingLlm
 from confidant.ports import Embedder, IdentityVerifier, JobBus, WisdomIndex
 from confidant.profiles.source import PROFILE, ProfileSource
@@ -65,6 +68,8 @@ class Runtime:
     job_service: JobService
     relationship: RelationshipService | None = None  # persons, self-profile, proposals
     artifacts: BaseArtifactService | None = None
+    agent_configs: AgentConfigService | None = None  # the agent registry (issue 12)
+    mcp: McpToolsetPool | None = None  # MCP connections per user (issue 12)
     _sweeper: asyncio.Task[None] | None = None
 
     async def erase_user(self, user_id: str) -> int:
@@ -106,6 +111,10 @@ class Runtime:
             if closable is not None:
                 await closable.close()
         await self.store.close()
+        if self.agent_configs is not None:
+            await self.agent_configs.close()
+        if self.mcp is not None:
+            await self.mcp.close()
         if self.relationship is not None:
             await self.relationship.store.close()
 
@@ -140,6 +149,20 @@ def _relationship_store(settings: Settings, store: SessionStore) -> Relationship
     from confidant.relationship.sqlite_store import SqliteRelationshipStore, sibling_path
 
     return SqliteRelationshipStore(sibling_path(settings.sqlite_path))
+
+
+def _agent_config_store(settings: Settings, store: SessionStore) -> AgentConfigStore:
+    """Beside the session store, as the relationship store is."""
+    from confidant.sessions.firestore_store import FirestoreSessionStore
+
+    if isinstance(store, FirestoreSessionStore):
+        from confidant.agentconfig.firestore_store import FirestoreAgentConfigStore
+
+        return FirestoreAgentConfigStore(store.client)
+    from confidant.agentconfig.sqlite_store import SqliteAgentConfigStore
+    from confidant.sqlite import sibling_path
+
+    return SqliteAgentConfigStore(sibling_path(settings.sqlite_path, "agents"))
 
 
 def _jobs(settings: Settings) -> JobBus:
@@ -296,6 +319,19 @@ def build_runtime(
     configured = build_model(settings) if model is None or job_model is None else None
     default_model = model or configured
     assert default_model is not None
+    agent_configs = AgentConfigService(
+        _agent_config_store(settings, store),
+        ttl_s=settings.agent_config_ttl_s,
+        models=settings.agent_models.selectable,
+        allow_stdio=settings.mcp_stdio_allowed,
+    )
+    mcp = McpToolsetPool(
+        max_toolsets=settings.mcp_max_toolsets,
+        breaker_failures=settings.mcp_breaker_failures,
+        breaker_cooldown_s=settings.mcp_breaker_cooldown_s,
+        tool_list_ttl_s=settings.mcp_tool_list_ttl_s,
+        allow_stdio=settings.mcp_stdio_allowed,
+    )
     deps = AgentDeps(
         model=default_model,
         wisdom=_wisdom(settings, embedder),
@@ -310,6 +346,7 @@ def build_runtime(
             max_detail_rounds=settings.taskflow_max_detail_rounds,
             max_classification_corrections=settings.taskflow_max_classification_corrections,
         ),
+        mcp=mcp,
     )
     artifacts = _artifacts(settings)
     job_store = _job_store(store)
@@ -338,7 +375,10 @@ def build_runtime(
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
         ),
-        context_sources=_context_sources(settings, store, job_store, embedder, relationship),
+        context_sources={
+            **_context_sources(settings, store, job_store, embedder, relationship),
+            AGENT_CONFIG: AgentConfigSource(agent_configs),
+        },
         memory=TurnMemoryService(store, embedder=embedder, search=job_store),
     )
     return Runtime(
@@ -352,7 +392,10 @@ def build_runtime(
         job_service=job_service,
         relationship=relationship,
         artifacts=artifacts,
+        agent_configs=agent_configs,
+        mcp=mcp,
     )
+
 
 async def run_sweep(
     settings: Settings, store: JobStore, bus: JobBus, kinds: tuple[str, ...]

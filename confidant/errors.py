@@ -32,6 +32,13 @@ class AuthenticationError(ConfidantError):
     code = "unauthenticated"
 
 
+class ForbiddenError(ConfidantError):
+    """A verified caller without the right (e.g. the admin claim)."""
+
+    status = 403
+    code = "forbidden"
+
+
 class NotFoundError(ConfidantError):
     status = 404
     code = "not_found"

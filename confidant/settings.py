@@ -149,6 +149,15 @@ class Settings(BaseSettings):
     wisdom_timeout_s: float = 4.0  # embedding + search; beyond it the coach goes on without
     # Guided protocols (issue 10): a protocol untouched this long asks the user to confirm.
     protocol_timeout_s: float = Field(default=3600.0, gt=0)
+    # Agent registry and MCP toolsets (issue 12, items 6-7).
+    agent_config_ttl_s: float = 10.0  # how stale an instance's copy of an app's config may be
+    admin_claim: str = "admin"  # the ID-token custom claim (true) that opens /v1/admin
+    admin_users: list[str] = Field(default_factory=list)  # local (header) mode: admin user ids
+    mcp_allow_stdio: bool = False  # configs may start local MCP server processes (never in cloud)
+    mcp_breaker_failures: int = 3  # consecutive failures that open a server's circuit breaker
+    mcp_breaker_cooldown_s: float = 30.0  # how long an open breaker skips its server
+    mcp_max_toolsets: int = 256  # pooled per-user MCP connections per instance (LRU)
+    mcp_tool_list_ttl_s: float = 60.0  # how long a server's tool list is reused
 
     # Set by Cloud Run / Cloud Functions: header identity never starts there.
     k_service: str | None = Field(default=None, validation_alias="K_SERVICE")
@@ -190,6 +199,8 @@ class Settings(BaseSettings):
     @property
     def web_enabled(self) -> bool:
         return self.web_ui if self.web_ui is not None else not self.is_cloud
+    def mcp_stdio_allowed(self) -> bool:
+        return self.mcp_allow_stdio and not self.is_cloud
 
     @property
     def is_cloud(self) -> bool:

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import aiosqlite
+
+
+def sibling_path(session_db: str, tag: str) -> str:
+    """`.data/confidant.db` → `.data/confidant-{tag}.db` (":memory:" stays in memory): an
+    embedded store in a file of its own (two connections opening one new file at once can
+    lock each other out)."""
+    if session_db == ":memory:":
+        return session_db
+    path = Path(session_db)
+    return str(path.with_name(f"{path.stem}-{tag}{path.suffix or '.db'}"))
 
 
 async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
@@ -15,7 +26,32 @@ async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=30)
-    await conn.execute("PRAGMA busy_timeout=30000")
-    await conn.execute("PRAGMA journal_mode=WAL")
-    await conn.executescript(schema)
+    for pragma in ("PRAGMA busy_timeout=30000", "PRAGMA journal_mode=WAL"):
+        await (await conn.execute(pragma)).close()  # finished, so the COMMIT below may run
+    # The schema under the write lock from the start: a `CREATE … IF NOT EXISTS` that first
+    # reads and then upgrades to a write while another connection writes is refused at once
+    # (SQLITE_BUSY without waiting); BEGIN IMMEDIATE waits on the busy timeout instead.
+    await conn.executescript(f"BEGIN IMMEDIATE;\n{schema}\nCOMMIT;")
     return conn
+
+
+class SqliteFile:
+    """One lazily opened connection to an embedded file and the lock that serialises its use
+    (the base of the embedded stores beside the session database)."""
+
+    schema = ""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    async def _connection(self) -> aiosqlite.Connection:
+        if self._conn is None:
+            self._conn = await open_sqlite(self.path, self.schema)
+        return self._conn
+
+    async def close(self) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+            self._conn = None

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from google.adk import Runner
+from google.adk.agents.invocation_context import LlmCallsLimitExceededError
 from google.adk.agents.run_config import RunConfig, StreamingMode
 from google.adk.artifacts import BaseArtifactService
 from google.adk.events import Event
@@ -28,9 +29,11 @@ from opentelemetry.trace import Span, Status, StatusCode
 from pydantic import ValidationError
 
 import agents
+from agents.configured import turn_limits
 from agents.deps import AgentDeps, TurnContext
 from agents.registry import AppSpec, TurnPrelude
 from agents.safety import LOCALE_STATE_KEY, crisis_part
+from confidant.agentconfig.service import AGENT_CONFIG
 from confidant.chat.context import (
     MEMORIES,
     ContextRequest,
@@ -165,8 +168,8 @@ class ChatService:
             _traced("confidant.lease", self._lease(key)),
             _traced(
                 "confidant.context",
-                load_context(self.context_sources, spec.context, wanted),
-                {"confidant.context.sources": list(spec.context)},
+                load_context(self.context_sources, self._context_names(spec), wanted),
+                {"confidant.context.sources": list(self._context_names(spec))},
             ),
             return_exceptions=True,
         )
@@ -199,6 +202,11 @@ class ChatService:
                 raise
             context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
         return PreparedTurn(self, leased, request, context, spec, prelude, message)
+
+    def _context_names(self, spec: AppSpec) -> tuple[str, ...]:
+        # Every app's turn also loads its agent config (the agent registry), when deployed.
+        platform = (AGENT_CONFIG,) if AGENT_CONFIG in self.context_sources else ()
+        return (*spec.context, *(name for name in platform if name not in spec.context))
 
     async def _lease(self, key: SessionKey) -> OpenTurn:
         deadline = time.monotonic() + self.policy.busy_wait_s
@@ -328,16 +336,25 @@ class PreparedTurn:
 
         for part in self._ui_parts():  # sent while the tree was built (e.g. a resumed protocol)
             emit(part)
+        limits = turn_limits(self._context)
+        limit = {"max_llm_calls": limits.max_llm_calls} if limits.max_llm_calls else {}
+        run_config = RunConfig(streaming_mode=StreamingMode.SSE, **limit)
         with retry_listener(on_retry):
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
                 session_id=turn.key.session_id,
                 new_message=self._message,
                 state_delta={LOCALE_STATE_KEY: self._request.locale},
-                run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+                run_config=run_config,
             ):
                 for part in self._parts(event, translator):
                     emit(part)
+                if event.error_code == LlmCallsLimitExceededError.__name__:
+                    # ADK turns the exception into an error event (the app's configured limit).
+                    raise ConfidantError(
+                        f"the reply needed more than {run_config.max_llm_calls} model calls, "
+                        "the limit set for this app"
+                    )
                 if event.error_code:
                     raise ConfidantError(
                         f"the model ended the reply: {event.error_code}"

@@ -9,6 +9,7 @@ DELETE /v1/me                       erase everything the caller owns (the profil
 GET    /v1/me/memories, DELETE /v1/me/memories/{id}, GET /v1/me/emotions   (confidant/http/me.py)
 GET|PATCH /v1/me/profile, GET /v1/me/reports/{skill}/{protocol}   see confidant/http/profile.py
 GET    /v1/apps                     the served apps, their skills and extra endpoints
+/v1/admin/apps/{app}/...            agent registry, admins only (confidant/http/admin.py)
 GET    /healthz
 
 Apps add endpoints of their own through `AppSpec.routes` (agents/registry.py).
@@ -34,7 +35,7 @@ from confidant import web
 from confidant.bootstrap import Runtime
 from confidant.chat.requests import SESSION_ID_PATTERN, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError, NotFoundError, PayloadTooLargeError
-from confidant.http import me, profile
+from confidant.http import admin, me, profile
 from confidant.http.artifacts import ARTIFACT_PATH, artifact_response
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
@@ -67,7 +68,7 @@ def _add_cors(request: Request, response: Response, allowed: list[str]) -> None:
         return
     response.headers["access-control-allow-origin"] = origin
     response.headers["vary"] = "Origin"
-    response.headers["access-control-allow-methods"] = "GET, POST, PATCH, DELETE, OPTIONS"
+    response.headers["access-control-allow-methods"] = "GET, POST, PUT, PATCH, DELETE, OPTIONS"
     response.headers["access-control-allow-headers"] = "authorization, content-type, x-user-id"
     response.headers["access-control-expose-headers"] = "x-vercel-ai-ui-message-stream"
     response.headers["access-control-max-age"] = "600"
@@ -88,6 +89,8 @@ async def _route(request: Request, runtime: Runtime) -> Response:
             return JSONResponse({"apps": [_app_json(spec) for spec in agents.app_specs()]})
         identity = await runtime.identity.verify(request.headers)
         user_id = identity.user_id
+        if path.startswith(admin.PREFIX):
+            return await admin.handle(request, runtime, identity)
         if path == "/v1/chat":
             _allow(method, "POST")
             return await _chat(request, runtime, user_id)

@@ -127,9 +127,6 @@ def _litellm_model(settings: Settings) -> BaseLlm:
         # The OpenAI SDK under litellm retries twice by default; RetryingLlm owns retries.
         max_retries=0,
         num_retries=0,
-        # litellm 1.106 imports its MCP-gateway handler (and the `mcp` package, not installed)
-        # for any call with tools; we never route tools through litellm's MCP gateway.
-        _skip_mcp_handler=True,
         **{key: value for key, value in optional.items() if value},
     )
 

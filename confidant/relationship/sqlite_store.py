@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
-from confidant.sqlite import open_sqlite
+from confidant.sqlite import SqliteFile
+from confidant.sqlite import sibling_path as sqlite_sibling_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS relationship_docs (
@@ -21,24 +18,13 @@ CREATE TABLE IF NOT EXISTS relationship_docs (
 
 def sibling_path(session_db: str) -> str:
     """`.data/confidant.db` → `.data/confidant-relationship.db` (":memory:" stays in memory)."""
-    if session_db == ":memory:":
-        return session_db
-    path = Path(session_db)
-    return str(path.with_name(f"{path.stem}-relationship{path.suffix or '.db'}"))
+    return sqlite_sibling_path(session_db, "relationship")
 
 
-class SqliteRelationshipStore:
+class SqliteRelationshipStore(SqliteFile):
     """One connection per store; a lock serialises its use (as the session store does)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
-
-    async def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            self._conn = await open_sqlite(self.path, _SCHEMA)
-        return self._conn
+    schema = _SCHEMA
 
     async def get(self, user_id: str, collection: str, doc_id: str) -> dict[str, Any] | None:
         async with self._lock:
@@ -91,8 +77,3 @@ class SqliteRelationshipStore:
             conn = await self._connection()
             cur = await conn.execute("DELETE FROM relationship_docs WHERE user_id = ?", (user_id,))
         return max(cur.rowcount, 0)
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None

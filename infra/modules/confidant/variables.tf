@@ -75,6 +75,10 @@ variable "firestore_unindexed_fields" {
     { collection = "jobs", field = "payload" },
     { collection = "jobs", field = "job" },
     { collection = "job_failures", field = "body" },
+    # The agent registry (confidant/agentconfig): configs are read by id, never queried by
+    # content; versions are listed by `version` only (single-field, no composite index).
+    { collection = "agent_configs", field = "config" },
+    { collection = "versions", field = "config" },
   ]
 }
 
