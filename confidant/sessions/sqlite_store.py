@@ -74,7 +74,13 @@ _ADDED_COLUMNS = (
 )
 # Tables holding a user's data (DELETE /v1/me), and those also keyed by session.
 _USER_TABLES = (
-    "sessions", "event_chunks", "user_states", "memories", "jobs", "summaries", "user_records",
+    "sessions",
+    "event_chunks",
+    "user_states",
+    "memories",
+    "jobs",
+    "summaries",
+    "user_records",
     "job_failures",
 )
 _SESSION_TABLES = ("event_chunks", "jobs", "summaries", "user_records")
@@ -265,9 +271,9 @@ class SqliteSessionStore:
             reason = check_write(record, write, write.now)
             if reason:
                 raise StaleTurnError(reason)
-            updated, chunk = apply_write(record, write, self.policy)
+            updated, chunks = apply_write(record, write, self.policy)
             await self._put_record(conn, updated)
-            if chunk is not None:
+            for chunk in chunks:
                 await self._put_chunk(conn, key, chunk)
             await self._apply_scoped_deltas(conn, key, write.app_delta, write.user_delta)
             for memory in write.memories:
