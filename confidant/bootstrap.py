@@ -334,6 +334,7 @@ def build_runtime(
             busy_policy=settings.busy_policy,
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
+            store_timeout_s=settings.store_timeout_s,
         ),
         context_sources=_context_sources(settings, store, job_store, embedder, relationship),
         memory=TurnMemoryService(store, embedder=embedder, search=job_store),
@@ -350,6 +351,7 @@ def build_runtime(
         relationship=relationship,
         artifacts=artifacts,
     )
+
 
 async def run_sweep(
     settings: Settings, store: JobStore, bus: JobBus, kinds: tuple[str, ...]

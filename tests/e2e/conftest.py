@@ -71,9 +71,7 @@ def base_env(**overrides: str) -> dict[str, str]:
 def start_local_server(data_dir: Path, **env: str) -> Server:
     """`confidant-local` (the README's `make run`) on a free port and its own database file."""
     port = free_port()
-    environment = base_env(
-        PORT=str(port), CONFIDANT_SQLITE_PATH=str(data_dir / "local.db"), **env
-    )
+    environment = base_env(PORT=str(port), CONFIDANT_SQLITE_PATH=str(data_dir / "local.db"), **env)
     return start_server([str(REPO / ".venv/bin/confidant-local")], environment, port)
 
 
