@@ -81,13 +81,14 @@ APP = "bounds"
 
 
 async def _turn(
-    service: ConfidantSessionService, key: SessionKey, n: int, size: int
+    service: ConfidantSessionService, key: SessionKey, n: int, size: int, calls: int = 1
 ) -> ScriptedLlm:
     def lookup(query: str) -> dict:
         """Look something up."""
         return {"rows": _tool_result(n, size)}
 
-    model = ScriptedLlm(script=[call("lookup", query=f"q{n}"), f"{n}:{REPLY}"])
+    script = [call("lookup", query=f"q{n}.{c}") for c in range(calls)]
+    model = ScriptedLlm(script=[*script, f"{n}:{REPLY}"])
     async with service.turn(key, ttl_s=60) as turn:
         runner = _runner(service, model, lookup)
         async for _ in runner.run_async(
@@ -136,7 +137,7 @@ async def test_a_long_session_of_maximum_messages_and_large_tool_results_stays_b
         exchange = events[n * 4 : n * 4 + 4]
         user, tool_call, tool_response, reply = (_parts(e["json"]) for e in exchange)
         assert user[0]["text"] == MESSAGE
-        assert tool_call[0]["function_call"]["args"] == {"query": f"q{n}"}
+        assert tool_call[0]["function_call"]["args"] == {"query": f"q{n}.0"}
         response = tool_response[0]["function_response"]["response"]
         assert response == {"result": {"rows": _tool_result(n, result_size)}} or response == {
             "rows": _tool_result(n, result_size)
@@ -170,3 +171,22 @@ async def test_a_tool_result_larger_than_a_document_is_stored_cut_and_the_reply_
     assert cut["preview"].startswith('{"')
     whole = parts[6][0]["function_response"]["response"]
     assert TRUNCATED_MARKER not in json.dumps(whole)
+
+
+async def test_a_spill_larger_than_a_document_is_cut_into_several_chunks(store) -> None:
+    service = ConfidantSessionService(store)
+    key = SessionKey("bounds-user", APP, "wide")
+    for n in range(3):  # each turn: three ~300 KB tool results, over 1 MB of events
+        await _turn(service, key, n, 300_000, calls=3)
+        sizes = await _stored_sizes(store.client, key)
+        assert all(size <= BOUND for size in sizes.values()), sizes
+    assert len(sizes) >= 4  # the session and at least three chunks
+    page = await store.read_events(key, after_seq=None, limit=100)
+    responses = [
+        part["function_response"]["response"]
+        for e in page.events
+        for part in _parts(e["json"])
+        if "function_response" in part
+    ]
+    assert len(page.events) == 3 * 8 and len(responses) == 9
+    assert all(TRUNCATED_MARKER not in json.dumps(r) for r in responses)
