@@ -73,8 +73,9 @@ def _chat(server: Server, session_id: str, message: str) -> tuple[int, list[dict
     return response.status_code, parts
 
 
-def _stored_texts(server: Server, session_id: str) -> list[str]:
-    response = httpx.get(f"{server.base_url}/v1/sessions/{session_id}", headers=USER, timeout=10)
+def stored_texts(server: Server, session_id: str, headers: dict[str, str] = USER) -> list[str]:
+    """The text parts of every stored event of the session, in order (GET /v1/sessions/{id})."""
+    response = httpx.get(f"{server.base_url}/v1/sessions/{session_id}", headers=headers, timeout=30)
     assert response.status_code == 200, response.text
     return [
         part["text"]
@@ -96,7 +97,7 @@ def test_model_faults_give_a_clear_error_and_the_session_takes_the_next_turn(
             status, parts = _chat(server, "faulty", f"after {n}")
             assert status == 200 and streamed_text(parts) == f"reply to after {n}", parts
             assert not of_type(parts, "error")
-        stored = _stored_texts(server, "faulty")
+        stored = stored_texts(server, "faulty")
     finally:
         stop_server(server)
     for fault, (status, errors) in outcomes.items():
@@ -142,7 +143,7 @@ def test_a_process_killed_mid_stream_leaves_the_session_to_another_process(
         if status == 409:  # the dead process's lease has not expired yet: a clear, retryable 409
             time.sleep(2.5)
             status, parts = _chat(second, "killed", "after the crash")
-        stored = _stored_texts(second, "killed")
+        stored = stored_texts(second, "killed")
     finally:
         stop_server(second)
     assert status == 200 and streamed_text(parts) == "reply to after the crash", parts

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import Server, base_env, start_server, stop_server
+from tests.e2e.test_faults import stored_texts
 from tests.support import emulators
 from tests.support.emulators import free_port
 from tests.support.sse import of_type, parse_frames, streamed_text
@@ -59,21 +60,6 @@ def _chat(server: Server, token: str, session_id: str, message: str, timeout: fl
     return response, time.monotonic() - t
 
 
-def _stored_texts(server: Server, token: str, session_id: str) -> list[str]:
-    response = httpx.get(
-        f"{server.base_url}/v1/sessions/{session_id}",
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=30,
-    )
-    assert response.status_code == 200, response.text
-    return [
-        part["text"]
-        for event in response.json()["events"]
-        for part in (event.get("content") or {}).get("parts") or []
-        if "text" in part
-    ]
-
-
 def test_firestore_down_before_the_lease_is_a_clear_503_and_the_session_goes_on(
     private_firestore, token_issuer, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
@@ -107,7 +93,7 @@ def test_firestore_down_before_the_lease_is_a_clear_503_and_the_session_goes_on(
         assert again.status_code == 200, again.text
         parts, done = parse_frames(again.text)
         assert done and not of_type(parts, "error"), parts
-        stored = _stored_texts(server, token, "s")
+        stored = stored_texts(server, "s", {"Authorization": f"Bearer {token}"})
     finally:
         stop_server(server)
     # The refused message was never stored; the others exactly once.
