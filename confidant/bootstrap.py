@@ -374,6 +374,7 @@ def build_runtime(
             busy_policy=settings.busy_policy,
             busy_wait_s=settings.busy_wait_s,
             lease_ttl_s=settings.lease_ttl_s,
+            store_timeout_s=settings.store_timeout_s,
         ),
         context_sources={
             **_context_sources(settings, store, job_store, embedder, relationship),

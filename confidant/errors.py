@@ -58,6 +58,13 @@ class StaleTurnError(ConfidantError):
     code = "stale_session"
 
 
+class StoreUnavailableError(ConfidantError):
+    """The session store did not answer in time; nothing was stored, the request may be retried."""
+
+    status = 503
+    code = "store_unavailable"
+
+
 class TransientModelError(ConfidantError):
     """The model failed in a way worth retrying (429, 5xx, timeout)."""
 

@@ -89,6 +89,8 @@ class Settings(BaseSettings):
     busy_policy: Literal["reject", "wait"] = "reject"
     busy_wait_s: float = 30.0
     lease_ttl_s: float = 30.0  # renewed every third of it while a turn runs
+    # Fault handling (issue 14): a store that does not answer taking the lease is a clear 503.
+    store_timeout_s: float = 10.0
     window_events: int = 40
     window_tool_invocations: int | None = 2  # older tool calls/results leave the model's window
     event_cache_size: int = 20_000  # parsed events kept per process (0 = parse every turn)

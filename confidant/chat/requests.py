@@ -16,8 +16,18 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Body fields of the chat request itself (ours and useChat's); any other field is an
 # app-specific option, validated by the app's `options_model`.
 CORE_FIELDS = frozenset(
-    {"app", "session_id", "sessionId", "id", "message", "messages", "locale", "trigger",
-     "messageId", "metadata"}
+    {
+        "app",
+        "session_id",
+        "sessionId",
+        "id",
+        "message",
+        "messages",
+        "locale",
+        "trigger",
+        "messageId",
+        "metadata",
+    }
 )
 
 

@@ -9,6 +9,7 @@ session is exactly as it was, and the client is told so in an `error` part.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import time
@@ -16,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from google.adk import Runner
 from google.adk.agents.invocation_context import LlmCallsLimitExceededError
@@ -49,6 +50,7 @@ from confidant.errors import (
     ConfidantError,
     SessionBusyError,
     StaleTurnError,
+    StoreUnavailableError,
     TransientModelError,
 )
 from confidant.jobs.effects import job_id
@@ -66,6 +68,7 @@ logger = logging.getLogger(__name__)
 
 _END = object()
 PROTOCOL_PROGRESS = "protocol-progress"
+_T = TypeVar("_T")
 # Turns whose client may have gone: kept referenced so they run to their commit.
 _turns_in_flight: set[asyncio.Task[None]] = set()
 
@@ -75,6 +78,7 @@ class TurnPolicy:
     busy_policy: str = "reject"  # or "wait"
     busy_wait_s: float = 30.0
     lease_ttl_s: float = 30.0
+    store_timeout_s: float = 10.0  # taking the lease; the store's clients retry far longer
 
 
 @dataclass
@@ -168,7 +172,10 @@ class ChatService:
             _traced("confidant.lease", self._lease(key)),
             _traced(
                 "confidant.context",
-                load_context(self.context_sources, self._context_names(spec), wanted),
+                _within(
+                    load_context(self.context_sources, self._context_names(spec), wanted),
+                    self.policy.store_timeout_s,
+                ),
                 {"confidant.context.sources": list(self._context_names(spec))},
             ),
             return_exceptions=True,
@@ -176,7 +183,9 @@ class ChatService:
         if isinstance(leased, BaseException):
             raise leased
         if isinstance(loaded, BaseException):
-            await self.sessions.release(leased)  # never leave a lease behind a failed start
+            # Never leave a lease behind a failed start (if the store is down, it expires).
+            with contextlib.suppress(StoreUnavailableError):
+                await _within(self.sessions.release(leased), self.policy.store_timeout_s)
             raise loaded
         context = TurnContext(
             user_id=user_id,
@@ -213,12 +222,28 @@ class ChatService:
         delay = 0.05
         while True:
             try:
-                return await self.sessions.begin_turn(key, ttl_s=self.policy.lease_ttl_s)
+                return await _within(
+                    self.sessions.begin_turn(key, ttl_s=self.policy.lease_ttl_s),
+                    self.policy.store_timeout_s,
+                )
             except SessionBusyError:
                 if self.policy.busy_policy != "wait" or time.monotonic() + delay > deadline:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+
+async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
+    """`awaitable`'s result, or StoreUnavailableError after `seconds`: before a turn streams,
+    a store that does not answer is a clear 503 (its client libraries retry for minutes).
+    Nothing was stored; a lease written unseen expires after its TTL."""
+    try:
+        async with asyncio.timeout(seconds):
+            return await awaitable
+    except TimeoutError:
+        raise StoreUnavailableError(
+            "the session store is not answering; please send your message again shortly"
+        ) from None
 
 
 class PreparedTurn:

@@ -259,9 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     delete.add_argument("session_ids", nargs="+", metavar="session_id")
     delete.set_defaults(run=run_sessions_delete)
 
-    commands.add_parser("apps", parents=[common], help="the served apps").set_defaults(
-        run=run_apps
-    )
+    commands.add_parser("apps", parents=[common], help="the served apps").set_defaults(run=run_apps)
     bench = commands.add_parser(
         "bench", help="run a benchmark of the source checkout (`make bench` runs turn-overhead)"
     )

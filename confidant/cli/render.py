@@ -15,7 +15,7 @@ def bar(done: int, total: int, width: int = BAR_WIDTH) -> str:
 
 
 def stage_name(stage: str) -> str:
-    """"stage_2_integration" → "integration"."""
+    """ "stage_2_integration" → "integration"."""
     head, _, rest = stage.partition("_")
     if head == "stage" and "_" in rest:
         stage = rest.split("_", 1)[1]

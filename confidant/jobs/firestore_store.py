@@ -246,9 +246,9 @@ class FirestoreJobStore:
                 .limit(limit)
             )
         else:
-            query = emotions.order_by(
-                "created_at", direction=firestore.Query.DESCENDING
-            ).limit(limit)
+            query = emotions.order_by("created_at", direction=firestore.Query.DESCENDING).limit(
+                limit
+            )
         snaps = [snap async for snap in query.stream()]
         return [
             snapshot_json(s.id, s.get("app"), s.get("session_id"), s.get("created_at"), s.to_dict())

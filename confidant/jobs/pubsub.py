@@ -107,7 +107,8 @@ class PubSubJobBus:
         # milliseconds of work done off the event loop, so the loop keeps serving replies.
         submitted = await asyncio.to_thread(self._submit, client, jobs)
         futures: list[asyncio.Future[str]] = [
-            _failed_future(item) if isinstance(item, Exception)
+            _failed_future(item)
+            if isinstance(item, Exception)
             # The google future is a concurrent.futures.Future resolved by the client's
             # threads: wrapping it awaits without blocking the event loop.
             else asyncio.wrap_future(item)

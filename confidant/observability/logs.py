@@ -20,10 +20,18 @@ from confidant.settings import Settings
 
 # Loggers whose DEBUG output includes prompts, replies or stored rows.
 _CONTENT_LOGGERS = (
-    "google_adk", "google_genai", "LiteLLM", "litellm", "httpcore", "aiosqlite", "urllib3",
+    "google_adk",
+    "google_genai",
+    "LiteLLM",
+    "litellm",
+    "httpcore",
+    "aiosqlite",
+    "urllib3",
 )
 _STANDARD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {
-    "message", "asctime", "color_message",  # uvicorn's copy with terminal colours
+    "message",
+    "asctime",
+    "color_message",  # uvicorn's copy with terminal colours
 }
 
 

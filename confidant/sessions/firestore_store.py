@@ -11,8 +11,8 @@ Layout (everything a user owns is under their user document):
     jobs/{job_id}                                       outbox of post-turn jobs
 
 A turn costs two transactions: `begin_turn` (read the session, write its lease) and `commit`
-(read it again, write it once — plus a chunk every `flush_batch` events and any state, memory
-and job documents the turn produced).
+(read it again, write it once — plus chunks every `flush_batch` events or `max_tail_bytes`, and
+any state, memory and job documents the turn produced).
 """
 
 from __future__ import annotations
@@ -280,9 +280,9 @@ class FirestoreSessionStore:
             await self._write_scoped_deltas(transaction, key, write.app_delta, write.user_delta)
             if write.profile_ops:
                 firestore_profile.write_ops(transaction, profile_ref, profile, write.profile_ops)
-            updated, chunk = apply_write(record, write, self.policy)
+            updated, chunks = apply_write(record, write, self.policy)
             transaction.set(ref, self._doc(updated))
-            self._write_turn_documents(transaction, ref, write, chunk)
+            self._write_turn_documents(transaction, ref, write, chunks)
             return updated
 
         return await apply(self.client.transaction())
@@ -297,12 +297,12 @@ class FirestoreSessionStore:
         reason = check_write(base, write, write.now)
         if reason:
             raise StaleTurnError(reason)
-        updated, chunk = apply_write(base, write, self.policy)
+        updated, chunks = apply_write(base, write, self.policy)
         batch = self.client.batch()
         batch.update(
             ref, self._doc(updated), option=self.client.write_option(last_update_time=token)
         )
-        self._write_turn_documents(batch, ref, write, chunk)
+        self._write_turn_documents(batch, ref, write, chunks)
         version = write.profile_version
         if write.profile_ops and version is not None:
             firestore_profile.write_ops_on_version(
@@ -331,9 +331,9 @@ class FirestoreSessionStore:
         writer: AsyncTransaction | AsyncWriteBatch,
         ref: firestore.AsyncDocumentReference,
         write: TurnWrite,
-        chunk: EventChunk | None,
+        chunks: list[EventChunk],
     ) -> None:
-        if chunk is not None:
+        for chunk in chunks:
             writer.create(
                 ref.collection(CHUNKS).document(_chunk_id(chunk.first_seq)),
                 {
@@ -427,8 +427,16 @@ class FirestoreSessionStore:
                 .order_by("last_seq")
                 .limit(limit)
             )
-            older = [e async for c in query.stream() for e in codec.loads_list(c.get("events"))]
-            events = [e for e in older if e["seq"] > start and e["seq"] < first_tail_seq] + events
+            older: list[dict[str, Any]] = []
+            async for chunk in query.stream():
+                older += [
+                    e
+                    for e in codec.loads_list(chunk.get("events"))
+                    if start < e["seq"] < first_tail_seq
+                ]
+                if len(older) > limit:
+                    break  # chunks can be large (up to the document bound): read only the page
+            events = older + events
         page = events[:limit]
         more = len(events) > limit
         next_after = page[-1]["seq"] if more else None

@@ -5,6 +5,14 @@ events, stored inline so that loading a turn's window is one document read and c
 is one document write. Older events move to immutable chunk documents, a batch at a time, so the
 session document stays bounded however long the conversation grows. A pending human-in-the-loop
 call never leaves the tail, so a resume always finds it.
+
+Bounded in bytes, not only in events (Firestore refuses documents over 1 MiB): sizes are measured
+as stored (UTF-8 of the JSON text, escapes included). The tail spills when it passes its budget
+(`max_tail_bytes`, less the state's size), and a spill is cut into as many chunks as it takes to
+keep each under `max_document_bytes`. A single event larger than `max_event_bytes` is stored
+shrunk (`shrink_event`): its tool payloads (function responses, call arguments) are replaced by a
+marker holding their size and a prefix, largest first until it fits; the text the user saw stays
+intact (message and reply lengths are limited upstream; tool results are not).
 """
 
 from __future__ import annotations
@@ -34,7 +42,14 @@ class TailPolicy:
 
     window: int = 40
     flush_batch: int = 24
-    max_tail_bytes: int = 600_000
+    # Inline events' budget (the state and summary's size comes off it); a spill keeps half, so
+    # the latest exchange with a large tool result usually stays in the window.
+    max_tail_bytes: int = 800_000
+    # Every stored document (session or chunk) stays under this; Firestore's limit is 1 MiB and
+    # the rest is room for names, the lease and the other fields.
+    max_document_bytes: int = 900_000
+    # A larger event is stored with its tool payloads cut (see `shrink_event`).
+    max_event_bytes: int = 400_000
     # Tool calls and results older than this many invocations are left out of the model's
     # window (their text replies stay): they cost tokens and request building every turn.
     # None keeps them all.
@@ -116,20 +131,22 @@ def release_lease(record: SessionRecord, holder: str) -> SessionRecord:
 
 def apply_write(
     record: SessionRecord, write: TurnWrite, policy: TailPolicy
-) -> tuple[SessionRecord, EventChunk | None]:
-    """The record after `write`, plus the chunk to write when the tail overflows.
+) -> tuple[SessionRecord, list[EventChunk]]:
+    """The record after `write`, plus the chunks to write when the tail overflows.
 
     Callers have already checked revision and lease (`check_write`).
     """
     tail = list(record.tail)
     seq = record.next_seq
     for event_json in write.events:
-        tail.append({"seq": seq, "json": event_json})
+        tail.append({"seq": seq, "json": shrink_event(event_json, policy.max_event_bytes)})
         seq += 1
-    tail, chunk = _spill(tail, policy)
+    state = record.state if write.state is None else write.state
+    beside_tail = stored_bytes(state) + stored_bytes(record.summary) + _DOCUMENT_FIELDS_BYTES
+    tail, chunks = _spill(tail, policy, beside_tail=beside_tail)
     updated = replace(
         record,
-        state=record.state if write.state is None else write.state,
+        state=state,
         revision=record.revision + 1,
         next_seq=seq,
         tail=tail,
@@ -137,7 +154,7 @@ def apply_write(
     )
     if write.lease_holder is not None:
         updated = release_lease(updated, write.lease_holder)
-    return updated, chunk
+    return updated, chunks
 
 
 def check_write(record: SessionRecord, write: TurnWrite, now: float) -> str | None:
@@ -153,29 +170,83 @@ def check_write(record: SessionRecord, write: TurnWrite, now: float) -> str | No
     return None
 
 
+# Names, revision, lease, timestamps: what a session document holds beside state, summary, tail.
+_DOCUMENT_FIELDS_BYTES = 4_096
+
+
+def stored_bytes(value: Any) -> int:
+    """Bytes `value` takes stored as JSON text (Firestore counts UTF-8 bytes, plus one)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+
+
 def _tail_bytes(tail: list[StoredEvent]) -> int:
-    return sum(len(e["json"]) for e in tail)
+    return sum(stored_bytes(e) + 1 for e in tail)
 
 
 def _spill(
-    tail: list[StoredEvent], policy: TailPolicy
-) -> tuple[list[StoredEvent], EventChunk | None]:
+    tail: list[StoredEvent], policy: TailPolicy, *, beside_tail: int = 0
+) -> tuple[list[StoredEvent], list[EventChunk]]:
     overflow = len(tail) > policy.window + policy.flush_batch
-    too_big = _tail_bytes(tail) > policy.max_tail_bytes
+    # The session document holds the state and summary beside the tail: the tail gets the rest.
+    budget = min(policy.max_tail_bytes, policy.max_document_bytes - beside_tail)
+    too_big = _tail_bytes(tail) > budget
     if not (overflow or too_big):
-        return tail, None
+        return tail, []
     keep_from = max(0, len(tail) - policy.window)
     if too_big:
         # Keep only as many recent events as fit in half the byte budget (at least one).
-        budget, keep_from = policy.max_tail_bytes // 2, len(tail) - 1
-        while keep_from > 0 and _tail_bytes(tail[keep_from - 1 :]) <= budget:
+        keep_from, kept = len(tail) - 1, stored_bytes(tail[-1])
+        while keep_from > 0 and kept + stored_bytes(tail[keep_from - 1]) + 1 <= budget // 2:
             keep_from -= 1
+            kept += stored_bytes(tail[keep_from]) + 1
     keep_from = min(keep_from, _first_pending_call_index(tail))
     if keep_from <= 0:
-        return tail, None
-    spilled = tail[:keep_from]
-    chunk = EventChunk(first_seq=spilled[0]["seq"], last_seq=spilled[-1]["seq"], events=spilled)
-    return tail[keep_from:], chunk
+        return tail, []
+    return tail[keep_from:], _chunks(tail[:keep_from], policy.max_document_bytes)
+
+
+def _chunks(events: list[StoredEvent], max_bytes: int) -> list[EventChunk]:
+    """`events` cut into runs that each stay under `max_bytes` stored (each event is smaller)."""
+    runs: list[list[StoredEvent]] = [[]]
+    size = 0
+    for event in events:
+        event_size = stored_bytes(event) + 1
+        if runs[-1] and size + event_size > max_bytes:
+            runs.append([])
+            size = 0
+        runs[-1].append(event)
+        size += event_size
+    return [EventChunk(first_seq=r[0]["seq"], last_seq=r[-1]["seq"], events=r) for r in runs]
+
+
+# What replaces a tool payload too large to store; the model sees it in later turns' windows.
+TRUNCATED_MARKER = "confidant_truncated"
+_PREVIEW_CHARS = 2_000
+
+
+def shrink_event(event_json: str, max_bytes: int) -> str:
+    """`event_json`, or when it is larger than `max_bytes` stored, the event with its largest
+    tool payloads replaced by a marker until it fits. Text parts are never cut: message and
+    reply lengths are limited upstream, tool results are not."""
+    if stored_bytes(event_json) <= max_bytes:
+        return event_json
+    event = json.loads(event_json)
+    payloads = []  # (size, part, key) for every tool payload, largest first
+    for part in (event.get("content") or {}).get("parts") or []:
+        for key, inner in (("function_response", "response"), ("function_call", "args")):
+            if isinstance(part.get(key), dict) and part[key].get(inner) is not None:
+                payloads.append((stored_bytes(part[key][inner]), part[key], inner))
+    for size, holder, key in sorted(payloads, key=lambda p: -p[0]):
+        text = json.dumps(holder[key], ensure_ascii=False, default=str)
+        holder[key] = {
+            TRUNCATED_MARKER: True,
+            "original_bytes": size,
+            "preview": text[:_PREVIEW_CHARS],
+        }
+        shrunk = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        if stored_bytes(shrunk) <= max_bytes:
+            break
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
 def window_of(tail: list[StoredEvent], window: int) -> list[StoredEvent]:

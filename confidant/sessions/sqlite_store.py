@@ -268,9 +268,9 @@ class SqliteSessionStore:
             reason = check_write(record, write, write.now)
             if reason:
                 raise StaleTurnError(reason)
-            updated, chunk = apply_write(record, write, self.policy)
+            updated, chunks = apply_write(record, write, self.policy)
             await self._put_record(conn, updated)
-            if chunk is not None:
+            for chunk in chunks:
                 await self._put_chunk(conn, key, chunk)
             await self._apply_scoped_deltas(conn, key, write.app_delta, write.user_delta)
             for memory in write.memories:

@@ -44,6 +44,4 @@ class EmbeddingWisdomIndex:
             ),
             key=lambda pair: (-pair[0], pair[1].id),
         )
-        return [to_passage(chunk, score) for score, chunk in best_chunk_per_passage(ranked)][
-            :top_k
-        ]
+        return [to_passage(chunk, score) for score, chunk in best_chunk_per_passage(ranked)][:top_k]

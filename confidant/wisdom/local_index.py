@@ -69,7 +69,8 @@ class LexicalIndex:
             average = (sum(lengths) / total) if total else 1.0
             documents = tuple(
                 {
-                    feature: count * (_BM25_K1 + 1)
+                    feature: count
+                    * (_BM25_K1 + 1)
                     / (count + _BM25_K1 * (1 - _BM25_B + _BM25_B * length / average))
                     for feature, count in features.items()
                 }
@@ -77,8 +78,7 @@ class LexicalIndex:
             )
         else:
             idf = {
-                feature: math.log((1 + total) / (1 + df)) + 1.0
-                for feature, df in frequency.items()
+                feature: math.log((1 + total) / (1 + df)) + 1.0 for feature, df in frequency.items()
             }
             documents = tuple(_tfidf(features, idf) for features in counts)
         return cls(tuple(chunks), scoring, idf, documents)
@@ -170,6 +170,4 @@ class LocalWisdomIndex:
         if topic:
             ranked = [pair for pair in ranked if pair[1].topic == topic]
         ranked = _prefer_locale(ranked, base_locale(locale))
-        return [to_passage(chunk, score) for score, chunk in best_chunk_per_passage(ranked)][
-            :top_k
-        ]
+        return [to_passage(chunk, score) for score, chunk in best_chunk_per_passage(ranked)][:top_k]

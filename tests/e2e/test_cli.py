@@ -101,7 +101,10 @@ def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no
 
     nobody = subprocess.run(
         [CONFIDANT, "sessions", "list", "--url", "http://127.0.0.1:9"],
-        capture_output=True, text=True, timeout=30, env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=base_env(),
     )
     assert nobody.returncode == ExitCode.UNREACHABLE
     assert "make run" in nobody.stderr
@@ -116,8 +119,11 @@ def test_exit_codes_mean_something(server, tmp_path) -> None:  # type: ignore[no
     def first_turn() -> None:
         body = {"session_id": "busy", "message": "I keep avoiding my inbox"}
         with httpx.stream(
-            "POST", f"{slow.base_url}/v1/chat", json=body,
-            headers={"X-User-Id": "cli-user"}, timeout=30,
+            "POST",
+            f"{slow.base_url}/v1/chat",
+            json=body,
+            headers={"X-User-Id": "cli-user"},
+            timeout=30,
         ) as response:
             for line in response.iter_lines():
                 if "text-delta" in line:
@@ -170,7 +176,10 @@ def test_crisis_resources_and_a_human_review_answered_at_the_prompt() -> None:
         result = subprocess.run(
             [CONFIDANT, "chat", "--url", fake.base_url, "--session", "s"],
             input="it is all too much\ndraft the email\nyes\n",
-            capture_output=True, text=True, timeout=60, env=base_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=base_env(),
         )
         bodies = fake.requests
     assert result.returncode == ExitCode.OK, result.stderr
@@ -222,7 +231,10 @@ def test_an_interactive_chat_in_a_real_terminal(server) -> None:  # type: ignore
 def test_bench_runs_the_source_checkouts_benchmark() -> None:
     result = subprocess.run(
         [CONFIDANT, "bench", "turn-overhead", "--help"],
-        capture_output=True, text=True, timeout=120, env=base_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=base_env(),
     )
     assert result.returncode == ExitCode.OK, result.stderr
     assert "python -m bench.turn_overhead" in result.stdout and "--turns" in result.stdout

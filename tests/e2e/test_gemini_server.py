@@ -40,9 +40,7 @@ def test_function_call_turn_and_retries_through_gemini_wire_format(tmp_path) -> 
         finally:
             stop_server(server)
         # The post-turn jobs' extractors call the same model after the reply: not the coach's.
-        requests = [
-            r for r in gemini.requests if "CONFIDANT_EXTRACTOR" not in r.system_instruction
-        ]
+        requests = [r for r in gemini.requests if "CONFIDANT_EXTRACTOR" not in r.system_instruction]
 
     assert response.status_code == 200
     parts, done = parse_frames(response.text)

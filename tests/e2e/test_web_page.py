@@ -30,8 +30,10 @@ DOCS = (
 )
 # The English onemind walk of tests/unit/agents/test_onemind_flow.py: four stages and a crystal.
 WALK = [
-    ("I want to finish my thesis but I keep putting it off because it never feels good enough.",
-     "awareness"),
+    (
+        "I want to finish my thesis but I keep putting it off because it never feels good enough.",
+        "awareness",
+    ),
     ("Yes, part of me is terrified of being judged as not perfect.", "integration"),
     ("Both parts want my work to matter.", "micro-action"),
     ("I will write one messy paragraph after breakfast.", "solidification"),
@@ -192,24 +194,34 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     crisis = {
         "locale": "en",
         "resources": [
-            {"name": "988 Suicide & Crisis Lifeline", "phone": "988", "url": "https://988lifeline.org"},
+            {
+                "name": "988 Suicide & Crisis Lifeline",
+                "phone": "988",
+                "url": "https://988lifeline.org",
+            },
             {"name": "Samaritans", "phone": "+44 116 123"},
         ],
         "signals": ["self_harm"],
     }
     retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
     bodies: list[dict] = []
-    routed_chat(page, bodies, [
-        reply(
-            "Please reach out now.",
-            {"type": "data-retry", "data": retry, "transient": True},
-            {"type": "data-crisis", "data": crisis},
-        )
-    ])
-    emotions = {"emotions": [
-        {"user_mood": {"label": "anxious", "score": 0.2}, "tags": ["work"], "session_id": "s"},
-        {"user_mood": {"label": "calmer", "score": 0.6}, "tags": [], "session_id": "s"},
-    ]}
+    routed_chat(
+        page,
+        bodies,
+        [
+            reply(
+                "Please reach out now.",
+                {"type": "data-retry", "data": retry, "transient": True},
+                {"type": "data-crisis", "data": crisis},
+            )
+        ],
+    )
+    emotions = {
+        "emotions": [
+            {"user_mood": {"label": "anxious", "score": 0.2}, "tags": ["work"], "session_id": "s"},
+            {"user_mood": {"label": "calmer", "score": 0.6}, "tags": [], "session_id": "s"},
+        ]
+    }
     page.route(
         "**/v1/me/emotions?*",
         lambda route: route.fulfill(status=200, json=emotions),
@@ -239,10 +251,16 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
 def test_a_human_review_prompt_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
     question = {"id": "hr-7", "prompt": "Send the drafted email to your manager?"}
     bodies: list[dict] = []
-    routed_chat(page, bodies, [
-        reply("Here is the draft.", {"type": "data-human-confirmation-needed", "data": question}),
-        reply("Sent."),
-    ])
+    routed_chat(
+        page,
+        bodies,
+        [
+            reply(
+                "Here is the draft.", {"type": "data-human-confirmation-needed", "data": question}
+            ),
+            reply("Sent."),
+        ],
+    )
     open_session(page, server, "review", "web-review")
     page.get_by_test_id("composer").fill("draft the email")
     page.get_by_test_id("send").click()

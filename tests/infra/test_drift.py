@@ -65,6 +65,7 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "retry_delays": "tuned for Gemini's transient errors; extra_env overrides",
     "retry_max_delay": "as retry_delays",
     "model_timeout_s": "as retry_delays",
+    "store_timeout_s": "a bounded wait for the lease before a clear 503; no deployment reason",
     "default_app": "product default; extra_env overrides",
     "busy_wait_s": "used only with busy_policy=wait; extra_env overrides",
     "web_ui": "the web page has no Firebase sign-in yet, so it stays off in the cloud",

@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 import pytest
@@ -57,12 +58,13 @@ class Emulator:
             self.process.wait(timeout=10)
 
 
-def _start(name: str, args: list[str], ready_path: str, timeout_s: float = 90.0) -> Emulator:
+def _start(
+    name: str, args: list[str], ready_path: str, timeout_s: float = 90.0, host: str | None = None
+) -> Emulator:
     gcloud = shutil.which("gcloud")
     if gcloud is None:
         unavailable("gcloud is not installed")
-    port = free_port()
-    host = f"127.0.0.1:{port}"
+    host = host or f"127.0.0.1:{free_port()}"
     log = tempfile.NamedTemporaryFile(prefix=f"{name}-emulator-", suffix=".log", delete=False)
     process = subprocess.Popen(
         [gcloud, *args, f"--host-port={host}"],
@@ -89,8 +91,24 @@ def _start(name: str, args: list[str], ready_path: str, timeout_s: float = 90.0)
     raise AssertionError("unreachable")
 
 
-def start_firestore() -> Emulator:
-    return _start("firestore", ["emulators", "firestore", "start", "--quiet"], "/")
+def start_firestore(host: str | None = None, import_data: str | None = None) -> Emulator:
+    """A Firestore emulator (on `host` when given, to restart one in place), optionally loaded
+    from an export (`export_firestore`)."""
+    args = ["emulators", "firestore", "start", "--quiet"]
+    if import_data is not None:
+        args.append(f"--import-data={import_data}")
+    return _start("firestore", args, "/", host=host)
+
+
+def export_firestore(host: str, project: str, directory: str) -> str:
+    """Export the emulator's data to `directory`; the path `start_firestore(import_data=)` takes."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    httpx.post(
+        f"http://{host}/emulator/v1/projects/{project}:export",
+        json={"database": f"projects/{project}/databases/(default)", "export_directory": directory},
+        timeout=30,
+    ).raise_for_status()
+    return str(next(Path(directory).rglob("*.overall_export_metadata")))
 
 
 def start_pubsub(project: str) -> Emulator:

@@ -51,9 +51,7 @@ class FakeOtlpCollector(FakeHttpServer[ExportRequest, None]):
                 for scope in resource.scope_spans
                 for span in scope.spans
             ]
-            self._record_and_choose(
-                ExportRequest(request.url.path, dict(request.headers), spans)
-            )
+            self._record_and_choose(ExportRequest(request.url.path, dict(request.headers), spans))
             return Response(
                 ExportTraceServiceResponse().SerializeToString(),
                 media_type="application/x-protobuf",

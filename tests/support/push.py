@@ -12,8 +12,14 @@ from google.cloud import pubsub_v1
 def functions_command(target: str, port: int) -> list[str]:
     """The functions-framework command serving `target` of functions/main.py on `port`."""
     return [
-        sys.executable, "-m", "functions_framework", "--asgi", f"--target={target}",
-        "--source=functions/main.py", "--host=127.0.0.1", f"--port={port}",
+        sys.executable,
+        "-m",
+        "functions_framework",
+        "--asgi",
+        f"--target={target}",
+        "--source=functions/main.py",
+        "--host=127.0.0.1",
+        f"--port={port}",
     ]
 
 
