@@ -201,6 +201,8 @@ class Settings(BaseSettings):
     @property
     def web_enabled(self) -> bool:
         return self.web_ui if self.web_ui is not None else not self.is_cloud
+
+    @property
     def mcp_stdio_allowed(self) -> bool:
         return self.mcp_allow_stdio and not self.is_cloud
 

@@ -14,3 +14,4 @@ class ExitCode(IntEnum):
     UNAUTHENTICATED = 5  # no verified identity (401/403)
     UNREACHABLE = 6  # no server at --url
     BAD_INPUT = 7  # the server refused the input (400/413)
+    PARTIAL = 8  # an operator command finished with failures (jobs not republished, conflicts)

@@ -31,9 +31,8 @@ from confidant.cli.progress import Progress
 from confidant.cli.render import HumanRequest, PartPrinter, stage_name, transcript
 
 # Modules that add subcommands: each defines `register(subparsers)`, adding a parser whose
-# defaults set `run=fn` with `fn(args, out, err) -> int` (an ExitCode). Wisdom ingestion,
-# the job sweep/replay and the legacy-profile migration register themselves here when they land.
-EXTENSION_MODULES: tuple[str, ...] = ()
+# defaults set `run=fn` with `fn(args, out, err) -> int` (an ExitCode).
+EXTENSION_MODULES: tuple[str, ...] = ("confidant.cli.operations",)
 
 Runner = Callable[[argparse.Namespace, TextIO, TextIO], int]
 

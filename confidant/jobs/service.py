@@ -21,6 +21,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 from confidant.errors import NotFoundError
 from confidant.jobs.effects import FINAL_STATUSES, JobEffect, JobOutcome
 from confidant.jobs.errors import (
@@ -31,6 +33,7 @@ from confidant.jobs.errors import (
 )
 from confidant.jobs.extractor import Extractor
 from confidant.jobs.store import JobStore
+from confidant.observability.tracing import tracer
 from confidant.ports import Embedder, JobBus, JobRecord
 from confidant.sessions.store import SessionStore
 
@@ -95,14 +98,29 @@ class JobService:
         return tuple(self.handlers)
 
     async def handle(self, job: JobRecord) -> JobOutcome:
-        """Run one delivery of `job`; the outcome says whether to acknowledge it."""
-        try:
-            return await asyncio.wait_for(self._run(job), self.deadline_s)
-        except TimeoutError:
-            logger.warning(
-                "job %s (%s) ran past %.0fs; will be retried", job.job_id, job.kind, self.deadline_s
-            )
-            return JobOutcome.RETRY
+        """Run one delivery of `job`; the outcome says whether to acknowledge it.
+
+        Each delivery is one `confidant.job` span (kind, app, turn, outcome; ids, never the
+        message): the extractor's model call nests under it through ADK's instrumentation.
+        """
+        attributes = {"confidant.job.kind": job.kind, "confidant.app": job.app}
+        # A trace of its own: a job runs after its turn's trace has ended, often elsewhere.
+        with tracer.start_as_current_span(
+            "confidant.job", context=otel_context.Context(), attributes=attributes
+        ) as span:
+            span.set_attribute("confidant.job.turn", job.turn)
+            try:
+                outcome = await asyncio.wait_for(self._run(job), self.deadline_s)
+            except TimeoutError:
+                logger.warning(
+                    "job %s (%s) ran past %.0fs; will be retried",
+                    job.job_id,
+                    job.kind,
+                    self.deadline_s,
+                )
+                outcome = JobOutcome.RETRY
+            span.set_attribute("confidant.job.outcome", outcome.value)
+            return outcome
 
     async def handle_push(self, body: bytes) -> JobOutcome:
         """A Pub/Sub push request body: malformed ones are recorded and acknowledged."""

@@ -133,25 +133,31 @@ async def migrate_profiles(
     return report
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line of `confidant-migrate` (and of `confidant migrate`)."""
     parser = argparse.ArgumentParser(prog="confidant-migrate", description=__doc__.split("\n")[0])
     parser.add_argument("--dry-run", action="store_true", help="print changes, write nothing")
     parser.add_argument("--after", help="resume after this user id (printed by a previous run)")
     parser.add_argument("--batch", type=int, default=200, help="user ids listed per page")
-    args = parser.parse_args(argv)
-    from confidant.bootstrap import _store  # the configured adapter, as the server picks it
+    return parser
+
+
+async def run_migration(args: argparse.Namespace) -> MigrationReport:
+    """Migrate the configured store's profiles (the adapter the server would pick)."""
+    from confidant.bootstrap import _store
     from confidant.settings import Settings
 
-    async def run() -> MigrationReport:
-        store = _store(Settings())
-        try:
-            return await migrate_profiles(
-                store, dry_run=args.dry_run, after=args.after, batch=args.batch
-            )
-        finally:
-            await store.close()
+    store = _store(Settings())
+    try:
+        return await migrate_profiles(
+            store, dry_run=args.dry_run, after=args.after, batch=args.batch
+        )
+    finally:
+        await store.close()
 
-    report = asyncio.run(run())
+
+def main(argv: Sequence[str] | None = None) -> int:
+    report = asyncio.run(run_migration(parser().parse_args(argv)))
     return 1 if report.conflicts else 0
 
 

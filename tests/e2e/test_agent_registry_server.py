@@ -68,7 +68,12 @@ def _turn(server: Server, token: str, text: str) -> str:
 
 
 def _answering(requests: list[GeminiRequest], text: str) -> list[GeminiRequest]:
-    return [r for r in requests if text in r.last_text]
+    """The coach's requests for `text` (post-turn job extractors read the same words after)."""
+    return [
+        r
+        for r in requests
+        if text in r.last_text and "CONFIDANT_EXTRACTOR" not in r.system_instruction
+    ]
 
 
 def test_a_config_change_reaches_the_next_turn_on_every_instance(

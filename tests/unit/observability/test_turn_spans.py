@@ -66,6 +66,29 @@ def _ancestors(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[str]:
     return names
 
 
+JOB_SPAN = "confidant.job"
+
+
+async def test_every_post_turn_job_is_a_span_with_its_kind_and_outcome(make_client, spans) -> None:
+    client, runtime = make_client()
+    words = "I am a nurse and my sister never calls me back"
+    response = await client.post(
+        "/v1/chat", json={"message": words, "session_id": "j"}, headers=ALICE
+    )
+    assert response.status_code == 200
+    await runtime.jobs.drain()
+    jobs = [s for s in spans.get_finished_spans() if s.name == JOB_SPAN]
+    assert sorted(s.attributes["confidant.job.kind"] for s in jobs) == [
+        "emotion",
+        "memory",
+        "summary",
+    ]
+    assert {s.attributes["confidant.job.outcome"] for s in jobs} == {"done"}
+    assert all(s.parent is None for s in jobs)  # each a trace of its own
+    dumped = json.dumps([dict(s.attributes or {}) for s in jobs], default=str)
+    assert "sister" not in dumped and "nurse" not in dumped
+
+
 async def test_a_turn_is_one_trace_with_our_phases_and_adks_spans(make_client, spans) -> None:
     client, _ = make_client()
     words = "I want to finish my thesis but I keep putting it off"
@@ -80,7 +103,9 @@ async def test_a_turn_is_one_trace_with_our_phases_and_adks_spans(make_client, s
     parts, _ = parse_frames(second.text)
     assert parts[-1]["type"] == "finish"
 
-    finished = spans.get_finished_spans()
+    # Post-turn jobs run in traces of their own (test below): only the turn's trace here.
+    job_traces = {s.context.trace_id for s in spans.get_finished_spans() if s.name == JOB_SPAN}
+    finished = tuple(s for s in spans.get_finished_spans() if s.context.trace_id not in job_traces)
     by_id = _tree(finished)
     turns = [s for s in finished if s.name == TURN_SPAN]
     assert len(turns) == 1

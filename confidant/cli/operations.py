@@ -1,0 +1,111 @@
+"""Operator commands of the `confidant` CLI, run against the configured deployment's adapters
+(the same settings the server reads): wisdom ingestion, legacy-profile migration, and the
+post-turn jobs' outbox sweep and poison-delivery list.
+
+Unlike `chat` and `sessions`, these do not go through the HTTP API: they are what an operator
+runs with the service's credentials (locally, the embedded store).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any, TextIO
+
+from confidant.cli.exits import ExitCode
+
+FAILURES_SHOWN = 50
+
+
+def register(commands: Any) -> None:
+    from confidant.profiles.migrate import parser as migrate_parser
+    from confidant.wisdom.ingest import _parser as ingest_parser
+
+    ingest = commands.add_parser(
+        "ingest",
+        parents=[ingest_parser()],
+        add_help=False,
+        help="chunk, embed and upsert the wisdom corpus (as confidant-ingest)",
+    )
+    ingest.set_defaults(run=run_ingest)
+    migrate = commands.add_parser(
+        "migrate",
+        parents=[migrate_parser()],
+        add_help=False,
+        help="migrate legacy profiles (as confidant-migrate)",
+    )
+    migrate.set_defaults(run=run_migrate)
+
+    jobs = commands.add_parser("jobs", help="post-turn jobs: outbox sweep, poison deliveries")
+    actions = jobs.add_subparsers(dest="jobs_action", required=True)
+    sweep = actions.add_parser(
+        "sweep", help="republish the outbox's pending jobs, oldest first (what the scheduler runs)"
+    )
+    sweep.add_argument("--json", action="store_true", help="print the report as JSON")
+    sweep.set_defaults(run=run_jobs_sweep)
+    failures = actions.add_parser("failures", help="the recorded poison deliveries, newest first")
+    failures.add_argument("--limit", type=int, default=FAILURES_SHOWN)
+    failures.add_argument("--json", action="store_true", help="one JSON object per line")
+    failures.set_defaults(run=run_jobs_failures)
+
+
+def run_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from confidant.settings import ConfigurationError
+    from confidant.wisdom.ingest import run
+
+    try:
+        asyncio.run(run(args, out=out))
+    except (ConfigurationError, ValueError) as exc:
+        err.write(f"error: {exc}\n")
+        return ExitCode.USAGE
+    return ExitCode.OK
+
+
+def run_migrate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from confidant.profiles.migrate import run_migration
+
+    report = asyncio.run(run_migration(args))
+    return ExitCode.OK if not report.conflicts else ExitCode.PARTIAL
+
+
+async def _with_runtime(work: Any) -> Any:
+    from confidant.bootstrap import build_runtime
+    from confidant.settings import Settings
+
+    runtime = build_runtime(Settings())
+    try:
+        return await work(runtime)
+    finally:
+        await runtime.close()
+
+
+def run_jobs_sweep(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    async def sweep(runtime: Any) -> dict[str, int]:
+        report = await runtime.sweep()
+        drain = getattr(runtime.jobs, "drain", None)
+        if drain is not None:  # the embedded bus runs the jobs here, in this process
+            await drain()
+        return report
+
+    report = asyncio.run(_with_runtime(sweep))
+    if args.json:
+        out.write(json.dumps(report) + "\n")
+    else:
+        out.write(f"republished {report['republished']}, failed {report['failed']}\n")
+    return ExitCode.OK if not report["failed"] else ExitCode.PARTIAL
+
+
+def run_jobs_failures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    async def failures(runtime: Any) -> list[dict[str, Any]]:
+        return await runtime.job_store.failures(limit=args.limit)
+
+    found = asyncio.run(_with_runtime(failures))
+    for failure in found:
+        if args.json:
+            out.write(json.dumps(failure, default=str, ensure_ascii=False) + "\n")
+        else:
+            out.write(f"{failure.get('received_at')}  {failure.get('reason')}\n")
+    if not found and not args.json:
+        err.write("no poison deliveries recorded\n")
+    return ExitCode.OK
