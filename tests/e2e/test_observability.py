@@ -82,7 +82,10 @@ def test_logs_and_traces_of_a_conversation_hold_no_words_and_no_key(tmp_path) ->
     # Every turn is exported, and the log lines written during a turn point at its trace.
     turns = [span for span in exported if span.name == "confidant.turn"]
     assert len(turns) == len(WORDS)
-    trace_ids = {span.trace_id for span in turns}
+    # Post-turn jobs run in traces of their own; their log lines point at those.
+    jobs = [span for span in exported if span.name == "confidant.job"]
+    assert jobs
+    trace_ids = {span.trace_id for span in turns + jobs}
     correlated = {
         entry["logging.googleapis.com/trace"].rsplit("/", 1)[-1]
         for entry in entries
