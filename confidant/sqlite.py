@@ -48,7 +48,9 @@ class SqliteFile:
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            self._conn = await open_sqlite(self.path, self.schema)
+            conn = await open_sqlite(self.path, self.schema)
+            conn.row_factory = aiosqlite.Row  # rows by column name or by position
+            self._conn = conn
         return self._conn
 
     async def close(self) -> None:

@@ -168,15 +168,16 @@ class ChatService:
             locale=request.locale,
             options=options,
         )
+        names = self._context_names(spec)
         leased, loaded = await asyncio.gather(
             _traced("confidant.lease", self._lease(key)),
             _traced(
                 "confidant.context",
                 _within(
-                    load_context(self.context_sources, self._context_names(spec), wanted),
+                    load_context(self.context_sources, names, wanted),
                     self.policy.store_timeout_s,
                 ),
-                {"confidant.context.sources": list(self._context_names(spec))},
+                {"confidant.context.sources": list(names)},
             ),
             return_exceptions=True,
         )
@@ -197,19 +198,15 @@ class ChatService:
             options=options,
             loaded=loaded,
         )
-        try:
+        try:  # whatever the app's hooks refuse, the lease is released before the 4xx
             message = resume_message(spec, context, leased.session)
-        except BadRequestError:
+            prelude = TurnPrelude()
+            if spec.before_run is not None:
+                prelude = await spec.before_run(self.deps, context)
+                context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
+        except BaseException:
             await self.sessions.release(leased)
             raise
-        prelude = TurnPrelude()
-        if spec.before_run is not None:
-            try:
-                prelude = await spec.before_run(self.deps, context)
-            except BaseException:
-                await self.sessions.release(leased)
-                raise
-            context = dataclasses.replace(context, loaded={**loaded, **prelude.loaded})
         return PreparedTurn(self, leased, request, context, spec, prelude, message)
 
     def _context_names(self, spec: AppSpec) -> tuple[str, ...]:

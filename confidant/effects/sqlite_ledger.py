@@ -8,7 +8,7 @@ from typing import Any
 import aiosqlite
 
 from confidant.effects.ledger import EffectRecord, EffectState
-from confidant.embedded_db import EmbeddedTables
+from confidant.sqlite import SqliteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS effects (
@@ -17,8 +17,8 @@ CREATE TABLE IF NOT EXISTS effects (
 """
 
 
-class SqliteEffectLedger(EmbeddedTables):
-    SCHEMA = _SCHEMA
+class SqliteEffectLedger(SqliteFile):
+    schema = _SCHEMA
 
     @staticmethod
     def _record(row: aiosqlite.Row) -> EffectRecord:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from confidant.embedded_db import EmbeddedTables
+from confidant.sqlite import SqliteFile
 from confidant.tasks.port import TaskDraft, WrittenTask
 
 _SCHEMA = """
@@ -13,10 +13,10 @@ CREATE TABLE IF NOT EXISTS tasks (
 """
 
 
-class LocalTaskWriter(EmbeddedTables):
+class LocalTaskWriter(SqliteFile):
     """Each key is written once by construction (the key is the primary key)."""
 
-    SCHEMA = _SCHEMA
+    schema = _SCHEMA
 
     @staticmethod
     def _written(task_id: str, key: str) -> WrittenTask:
