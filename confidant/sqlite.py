@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
 import aiosqlite
+
+_WAL_ATTEMPTS = 20
 
 
 def sibling_path(session_db: str, tag: str) -> str:
@@ -26,8 +29,17 @@ async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
     if path != ":memory:":
         Path(path).parent.mkdir(parents=True, exist_ok=True)
     conn = await aiosqlite.connect(path, isolation_level=None, timeout=30)
-    for pragma in ("PRAGMA busy_timeout=30000", "PRAGMA journal_mode=WAL"):
-        await (await conn.execute(pragma)).close()  # finished, so the COMMIT below may run
+    await (await conn.execute("PRAGMA busy_timeout=30000")).close()
+    # Switching a new file to WAL needs it to itself and does not wait on the busy timeout:
+    # two stores opening one new file at once retry instead of failing ("database is locked").
+    for attempt in range(_WAL_ATTEMPTS):
+        try:
+            await (await conn.execute("PRAGMA journal_mode=WAL")).close()
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == _WAL_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(0.01 * (attempt + 1))
     # The schema under the write lock from the start: a `CREATE … IF NOT EXISTS` that first
     # reads and then upgrades to a write while another connection writes is refused at once
     # (SQLITE_BUSY without waiting); BEGIN IMMEDIATE waits on the busy timeout instead.
