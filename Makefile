@@ -36,15 +36,19 @@ lock: $(VENV)/.installed
 ## schema: regenerate infra/schema/google-provider.json from the npm CDKTF google bindings
 schema: $(VENV)/.installed
 	$(BIN)/python -m tools.provider_schema
-## test-tools: Debian's chromium (Playwright drives it; never `playwright install`) and tmux (a real terminal for the CLI)
+## test-tools: Debian's chromium (Playwright drives it; never `playwright install`), tmux (a real terminal for the CLI), and Node.js with the `ai` client of the resume test
 test-tools:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v npm >/dev/null 2>&1 || missing="$$missing nodejs npm"; \
 	if [ -n "$$missing" ]; then \
 		echo "installing$$missing for the browser and terminal tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
+	# The AI SDK client the resumable-stream e2e test drives (its locked `ai` package).
+	@[ -f tests/e2e/ai_client/node_modules/ai/package.json ] || \
+		(cd tests/e2e/ai_client && npm install --no-audit --no-fund)
 
 ## web: rebuild the web chat page (web/ → confidant/web/static, committed) with the locked npm packages
 web:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
@@ -26,9 +26,13 @@ TreeBuilder = Callable[[AgentDeps, TurnContext], BaseAgent]
 PluginsBuilder = Callable[[AgentDeps, TurnContext], Sequence[BasePlugin]]
 # A state delta → the `data-protocol-progress` payload it means, or None.
 ProgressReader = Callable[[Mapping[str, Any]], dict[str, Any] | None]
-# An extra HTTP endpoint: `handler(request, runtime, user_id, match)` → a Starlette Response.
-# Typed loosely here because agents/ must not import the HTTP layer.
+# An HTTP endpoint: `handler(call)` → a Starlette Response, where `call` is the HTTP layer's
+# `confidant.http.routing.Call` (request, runtime, user id, validated params and body). Typed
+# loosely here because agents/ must not import the HTTP layer.
 RouteHandler = Callable[..., Awaitable[Any]]
+# What a route answers with one status: a pydantic model (JSON), a media type (a raw body such as
+# "text/markdown"), `{media type: model or None}` (several), or None (no body, e.g. 204).
+RouteReply = type[BaseModel] | str | Mapping[str, type[BaseModel] | None] | None
 # Per event of a run: `{name: payload}` data parts to stream before the event's own parts.
 EventDataReader = Callable[[Event], Mapping[str, Any] | None]
 
@@ -61,14 +65,32 @@ class SkillInfo:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # hashed by identity (caches key on it)
 class Route:
-    """An app-specific endpoint, e.g. `POST /v1/relationship/analyze`."""
+    """One HTTP operation, declared once: the dispatcher and `/openapi.json` both read it.
+
+    The platform's own endpoints (confidant/http/api.py) and an app's (`AppSpec.routes`, e.g.
+    `POST /v1/relationship/analyze`) are declared alike.
+    """
 
     method: str
-    path: str  # a regular expression matched against the whole path
+    # A regular expression matched against the whole path; its named groups are the path
+    # parameters (`/v1/things/(?P<thing_id>[a-z0-9]{1,64})`); the document shows `{thing_id}`.
+    path: str
     handler: RouteHandler
-    name: str = ""
+    name: str = ""  # the operation's summary
+    # Path and query parameters, validated before the handler runs (400 with the reasons).
+    # None: the path's named groups, as strings.
+    params: type[BaseModel] | None = None
+    # The JSON body, validated before the handler runs (400 with the reasons; 413 past
+    # `body_limit` bytes, None: CONFIDANT_MAX_BODY_BYTES). `parse_body(json, call)` replaces
+    # the plain `body.model_validate(json)` where validation needs more (settings, the path).
+    body: type[BaseModel] | None = None
+    parse_body: Callable[[Any, Any], Any] | None = None
+    body_limit: int | None = None
+    responses: Mapping[int, RouteReply] = field(default_factory=lambda: {200: None})
+    errors: tuple[int, ...] = ()  # statuses besides those every route of its access may give
+    access: Literal["user", "admin", "public"] = "user"
 
 
 @dataclass(frozen=True)
@@ -91,12 +113,18 @@ class AppSpec:
     options_model: type[BaseModel] | None = None
     plugins: PluginsBuilder | None = None  # plugins besides the crisis guard
     routes: tuple[Route, ...] = ()
+    # The app's own stream data parts, `{name: payload model}` for `data-{name}` (None: any
+    # JSON object); documented in /openapi.json beside the platform's parts.
+    data_parts: Mapping[str, type[BaseModel] | None] = field(default_factory=dict)
     # Pauses for a human (long-running calls): their stream parts and how a request answers
     # them (agents/human_loop.py). None: the app never pauses.
     human_loop: HumanLoop | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     # Optional per-turn step before the tree is built (see BeforeRunHook / TurnPrelude).
     before_run: BeforeRunHook | None = None
+    # How a message on a session still answering is handled when the request does not say:
+    # reject | wait | interrupt | enqueue (confidant/chat/busy.py); None = the deployment's.
+    busy_policy: str | None = None
 
 
 class UnknownAppError(KeyError):

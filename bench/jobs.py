@@ -147,9 +147,7 @@ async def added_cost(turns: int, log) -> dict[str, float]:  # type: ignore[no-un
 def _visible(db: firestore.Client, user: str, job: JobRecord) -> dict[str, bool]:
     key_base = f"users/{user}"
     emotion = db.document(f"{key_base}/emotions/{job.job_id}").get().exists
-    summary = db.document(
-        f"{key_base}/apps/{job.app}/sessions/{job.session_id}/meta/summary"
-    ).get()
+    summary = db.document(f"{key_base}/apps/{job.app}/sessions/{job.session_id}/meta/summary").get()
     summary_done = summary.exists and summary.get("turn") >= job.turn
     memory = any(
         d.get("data") and f'"turn":{job.turn}' in d.get("data")
@@ -261,7 +259,10 @@ def _start_jobs_server(firestore_host: str, pubsub_host: str) -> tuple[str, obje
     )
     process = subprocess.Popen(
         functions_command("jobs", port),
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"

@@ -7,6 +7,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# How a message on a session that is still answering is handled (chat body `multitask_strategy`).
+BusyPolicy = Literal["reject", "wait", "interrupt", "enqueue"]
+
 
 class ConfigurationError(ValueError):
     """The settings describe a deployment that must not start."""
@@ -37,6 +40,23 @@ class AgentModels(BaseModel):
     agents: dict[str, ModelChoice] = Field(default_factory=dict)
     # The allow-list of a chat body's `model` field: name -> model.
     selectable: dict[str, ModelChoice] = Field(default_factory=dict)
+
+
+class TierLimits(BaseModel):
+    """One tier's daily limits per user (None: unlimited)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turns_per_day: int | None = Field(default=None, ge=0)
+    tokens_per_day: int | None = Field(default=None, ge=0)
+
+
+def _default_tiers() -> dict[str, TierLimits]:
+    return {
+        "free": TierLimits(turns_per_day=500, tokens_per_day=2_000_000),
+        "plus": TierLimits(turns_per_day=5_000, tokens_per_day=20_000_000),
+        "unlimited": TierLimits(),
+    }
 
 
 class Settings(BaseSettings):
@@ -86,16 +106,44 @@ class Settings(BaseSettings):
 
     # Turn lifecycle.
     default_app: str = "onemind"
-    busy_policy: Literal["reject", "wait"] = "reject"
+    # A message on a session that is still answering (issue 14 item 5; docs: README "Double
+    # texting"): reject (409), wait (retry), interrupt (stop the running reply), enqueue (in order).
+    busy_policy: BusyPolicy = "reject"
     busy_wait_s: float = 30.0
+    busy_poll_s: float = 0.25  # how often queued requests and running turns look at the queue
     lease_ttl_s: float = 30.0  # renewed every third of it while a turn runs
     # Fault handling (issue 14): a store that does not answer taking the lease is a clear 503.
     store_timeout_s: float = 10.0
+    # A turn's commit unanswered after this ends the stream with `commit_outcome_unknown`.
+    commit_timeout_s: float = 15.0
     window_events: int = 40
     window_tool_invocations: int | None = 2  # older tool calls/results leave the model's window
     event_cache_size: int = 20_000  # parsed events kept per process (0 = parse every turn)
     max_message_chars: int = 8000
     max_body_bytes: int = 256_000
+    # Quotas and limits (issue 14): daily limits by the profile's `account.tier`, per-instance
+    # request rate limits (tokens per minute, burst; 0 = off), caps per turn.
+    tiers: dict[str, TierLimits] = Field(default_factory=_default_tiers)
+    default_tier: str = "free"  # users without a tier, or with one not in `tiers`
+    rate_limit_user_per_min: float = Field(default=300.0, ge=0)
+    rate_limit_user_burst: int = Field(default=60, ge=1)
+    rate_limit_ip_per_min: float = Field(default=1200.0, ge=0)
+    rate_limit_ip_burst: int = Field(default=300, ge=1)
+    # Which X-Forwarded-For entry is the client in the cloud: 1 = the right-most (Cloud Run's
+    # front end appends it), 2 behind an external Application Load Balancer (it appends its own).
+    forwarded_hops: int = Field(default=1, ge=1)
+    max_llm_calls_per_turn: int = Field(default=50, ge=1)
+    max_tool_calls_per_turn: int = Field(default=50, ge=1)
+    # Resumable streams (issue 14): each turn's parts are persisted while it streams, so a
+    # client can reconnect (GET /v1/chat/{id}/stream) on any instance. 0 retention: no log.
+    # Resumable this long after the turn started, then expired.
+    stream_retention_s: float = Field(default=600.0, ge=0)
+    # At most one log write per this interval while a turn streams.
+    stream_flush_s: float = Field(default=0.2, gt=0)
+    stream_max_parts: int = Field(default=4000, ge=1)  # per turn; past it the log stops
+    # Per turn, encoded: under Firestore's 1 MiB document limit, whatever one batch holds.
+    stream_max_bytes: int = Field(default=512_000, ge=1, le=900_000)
+    stream_poll_s: float = Field(default=0.25, gt=0)  # how often a resume looks for new parts
     default_locale: str = "en"
 
     # Crisis guard: a model classifier as a second layer after the lexicon (off: lexicon only).
@@ -193,6 +241,11 @@ class Settings(BaseSettings):
             raise ConfigurationError(
                 "CONFIDANT_WISDOM=vertex needs CONFIDANT_EMBEDDINGS=vertex: the index holds "
                 "Vertex AI embeddings"
+            )
+        if self.default_tier not in self.tiers:
+            raise ConfigurationError(
+                f"CONFIDANT_DEFAULT_TIER={self.default_tier!r} is not one of CONFIDANT_TIERS: "
+                + ", ".join(sorted(self.tiers))
             )
         if self.auth == "firebase" and not self.firebase_project_id:
             raise ConfigurationError("CONFIDANT_AUTH=firebase needs CONFIDANT_FIREBASE_PROJECT_ID")

@@ -9,6 +9,7 @@ from agents.lifecoach.agent import (
 )
 from agents.lifecoach.options import LifecoachOptions
 from agents.protocols.progress import protocol_progress
+from agents.protocols.tools import DATA_PARTS
 from agents.registry import AppSpec, SkillInfo, register
 
 SPEC = register(
@@ -27,6 +28,7 @@ SPEC = register(
         ),
         default_skill=DEFAULT_SKILL,
         options_model=LifecoachOptions,
+        data_parts=DATA_PARTS,
     )
 )
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from google.adk.tools import ToolContext
 from google.genai import types
+from pydantic import BaseModel
 
 from agents.protocols.engine import ProtocolRunner, error
 from agents.protocols.progress import PROGRESS_STATE_KEY
@@ -19,6 +20,35 @@ from agents.skills.state_tools import SkillTool
 
 INVITATION_PART = "protocol-invitation"
 COMPLETED_PART = "protocol-completed"
+
+
+class InvitationAction(BaseModel):
+    label: str
+    value: str
+
+
+class ProtocolInvitation(BaseModel):
+    """The `data-protocol-invitation` card."""
+
+    protocol_id: str
+    skill: str
+    title: str
+    description: str
+    estimated_time: Any
+    total_steps: int
+    reason: str
+    actions: list[InvitationAction]
+
+
+class ProtocolCompleted(BaseModel):
+    protocol_id: str | None
+    skill: str
+    summary: Any
+    report_url: str
+
+
+# The stream parts of an app that runs guided protocols (AppSpec.data_parts).
+DATA_PARTS = {INVITATION_PART: ProtocolInvitation, COMPLETED_PART: ProtocolCompleted}
 DEFAULT_ACTIONS = (
     {"label": "Start", "value": "start"},
     {"label": "Not now", "value": "later"},

@@ -13,7 +13,7 @@ from agents.relationship.instructions import (
 )
 from agents.relationship.options import RelationshipOptions
 from agents.relationship.proposals import JOB_KIND as PROPOSAL_JOB_KIND
-from agents.relationship.router import before_run
+from agents.relationship.router import DATA_PARTS, before_run
 
 # What a turn loads (in parallel with the lease); the instructions leave a section out when its
 # source has no data yet (a new user, a session whose jobs have not run).
@@ -37,6 +37,7 @@ SPEC = register(
         options_model=RelationshipOptions,
         routes=ROUTES,
         before_run=before_run,
+        data_parts=DATA_PARTS,
     )
 )
 

@@ -14,7 +14,8 @@ class RelationshipOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     # The person this turn is about (users/{uid}/persons/{id}); loaded into the instructions.
-    person_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # Not starting with `_`: Firestore reserves `__…__` document ids.
+    person_id: str | None = Field(default=None, pattern=r"^[A-Za-z0-9-][A-Za-z0-9_-]{0,63}$")
     # A model from the deployment's allow-list (CONFIDANT_AGENT_MODELS.selectable).
     model: str | None = Field(default=None, min_length=1, max_length=100)
     # Skip the router: one specialist answers (what the strategy endpoints set).

@@ -20,6 +20,7 @@ from google.adk.events import Event
 from google.adk.models import BaseLlm, LlmRequest
 from google.genai import types
 from opentelemetry import trace
+from pydantic import BaseModel
 
 from agents.deps import AgentDeps, TurnContext
 from agents.registry import TurnPrelude
@@ -34,6 +35,22 @@ tracer = trace.get_tracer("confidant.relationship")
 ROUTER_TIMEOUT_S = 8.0
 MAX_REASON_CHARS = 120
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+
+
+class RouteData(BaseModel):
+    """The `data-route` part: the mode the router picked, and why."""
+
+    mode: str
+    reason: str | None = None
+
+
+class AgentData(BaseModel):
+    """The `data-agent` part: the specialist that starts speaking."""
+
+    name: str
+
+
+DATA_PARTS = {"route": RouteData, "agent": AgentData}
 
 
 def parse_route(text: str) -> dict[str, Any]:

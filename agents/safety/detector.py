@@ -18,6 +18,7 @@ and the matches that were held back with the reason, so every decision can be ex
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,10 +44,12 @@ from agents.safety.lexicon import (
     Occurrences,
     load_lexicons,
 )
+from agents.safety.ngram import NgramModel
 from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 _LATIN = re.compile(r"[a-z]")
+MODEL = "ngram_model"  # the signal name when the n-gram layer fires
 # Words that hold a negator but say "cannot help it": they never negate what follows.
 _NOT_NEGATION = re.compile(
     r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
@@ -64,6 +67,12 @@ _PREPOSITION = re.compile(
 )
 # Only a pronoun carries over from an earlier clause ("她老了，活够了"), never an object.
 _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|id|me|我|自己")
+# A long message is checked only within this many clauses of a gate hit, either side: enough
+# for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
+_REGION_CLAUSES = 5
+_CHECK_WHOLE_CHARS = 400
+_MARK = re.compile(re.escape(CLAUSE_MARK))
+_NOT_MARK = re.compile(rf"[^{re.escape(CLAUSE_MARK)}]")
 _SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
@@ -178,24 +187,46 @@ class _Message:
 class CrisisDetector:
     """Decides whether a message shows risk of suicide or self-harm, and explains why."""
 
-    def __init__(self, lexicons: dict[str, LanguageLexicon] | None = None) -> None:
+    def __init__(
+        self,
+        lexicons: dict[str, LanguageLexicon] | None = None,
+        model: NgramModel | None = None,
+    ) -> None:
+        """`model`: the optional n-gram layer (`load_model()` for the repository's weights); off
+        by default, because on unseen phrasings it adds far more false alarms than the 2%
+        budget (docs/safety.md)."""
         self._lexicons = lexicons or load_lexicons()
+        self._model = model
 
     def detect(self, text: str) -> Detection:
         view = normalise(text) if text else ""
         if not view:
             return SAFE
+        detection = self._by_lexicon(view)
+        if detection.risky or self._model is None:
+            return detection
+        return _by_model(self._model, detection)
+
+    def _by_lexicon(self, view: str) -> Detection:
         lexicons = tuple(
             lexicon
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
         )
-        message = _Message(view, lexicons, {lex.lang: lex.index.scan(view) for lex in lexicons})
+        marks = [m.start() for m in _MARK.finditer(view)]
+        hits = sorted(hit for lexicon in lexicons for hit in lexicon.gate.hot(view, marks))
+        if not hits:  # no clause can hold a candidate
+            return Detection(risky=False, signals=(), matches=(), view=view)
+        checked, regions = _around(view, hits, marks)
+        message = _Message(
+            checked, lexicons, {lex.lang: lex.index.scan(checked, regions) for lex in lexicons}
+        )
         candidates = list(
             dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
         )
-        benign = message.spans(BENIGN)
-        for death in message.spans(DEATH):
+        deaths = message.spans(DEATH)
+        benign = message.spans(BENIGN) if candidates or deaths else []
+        for death in deaths:
             if not _inside(death, benign) and message.in_clause(death, DESIRE):
                 candidates.append(Match(IDEATION, death.start, death.end, death.text))
         means = message.spans(MEANS)
@@ -204,11 +235,14 @@ class CrisisDetector:
             candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
         if not candidates:
             return Detection(risky=False, signals=(), matches=(), view=view)
+        if not benign:
+            benign = message.spans(BENIGN)
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
         context = message.has(CONTEXT)
         play = message.has(GAME)
-        purpose = message.has(PURPOSE)
+        # "not for cooking" is no everyday purpose: only a purpose said without a negation counts.
+        purpose = any(not message.negated(found) for found in message.spans(PURPOSE))
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
             reason = _reason_to_hold_back(match, message, benign, context, play, purpose)
             if reason is None:
@@ -222,6 +256,43 @@ class CrisisDetector:
             held_back=tuple(held_back),
             view=view,
         )
+
+
+def _by_model(model: NgramModel, detection: Detection) -> Detection:
+    """The lexicon is silent: the n-gram model fires on a window that reads as risky."""
+    window = model.riskiest(detection.view)
+    if window.probability < model.threshold:
+        return detection
+    # What the lexicon held back in that window (an idiom, a negation, a third person, a
+    # novel) was weighed by an explicit rule; the model does not overrule it.
+    if any(held.start < window.end and window.start < held.end for held, _ in detection.held_back):
+        return detection
+    match = Match(MODEL, window.start, window.end, detection.view[window.start : window.end])
+    return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
+
+
+def _around(view: str, hits: list[int], marks: list[int]) -> tuple[str, list[tuple[int, int]]]:
+    """The view with every clause far from a gate hit blanked (offsets kept, clause marks
+    kept), and the regions left. A short message is checked whole."""
+    if len(view) <= _CHECK_WHOLE_CHARS:
+        return view, [(0, len(view))]
+    regions: list[tuple[int, int]] = []
+    for hit in hits:
+        index = bisect.bisect_left(marks, hit)
+        start = marks[index - _REGION_CLAUSES] + 1 if index - _REGION_CLAUSES >= 0 else 0
+        last = index + _REGION_CLAUSES - 1
+        end = marks[last] + 1 if last < len(marks) else len(view)
+        if regions and start <= regions[-1][1]:
+            regions[-1] = (regions[-1][0], max(end, regions[-1][1]))
+        else:
+            regions.append((start, end))
+    pieces: list[str] = []
+    done = 0
+    for start, end in regions:
+        pieces += [_NOT_MARK.sub(" ", view[done:start]), view[start:end]]
+        done = end
+    pieces.append(_NOT_MARK.sub(" ", view[done:]))
+    return "".join(pieces), regions
 
 
 def _inside(match: Match, spans: Iterable[Match]) -> bool:

@@ -17,7 +17,8 @@ from functools import cache
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
-from typing import Any
+
+import ahocorasick
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR
 
@@ -43,6 +44,8 @@ MEANS, ACCESS, INTENT = "means", "access", "intent"
 MEANS_PLAN = "means_plan"
 DEATH, DESIRE = "death", "desire"
 IDEATION = "ideation"
+# The sections a candidate starts from: no match of theirs in a clause, nothing to check there.
+GATED: tuple[str, ...] = (*STRONG_SIGNALS, MENTION, DEATH, MEANS)
 # What keeps a match from firing.
 BENIGN = "benign"  # idioms and hyperbole: a match inside one of these spans is ignored
 PURPOSE = "purpose"  # an everyday purpose ("for the barbecue") cancels means and plan matches
@@ -82,6 +85,8 @@ class Pattern:
     factors: tuple[frozenset[str], ...]
     anchor: frozenset[str]  # the most selective set: the clauses to run on are found by it
     clauses: int  # how far a match can reach: 1 = its own clause, more with a wildcard
+    gate: frozenset[str]  # like `anchor`, but one CJK character counts (for the Gate)
+    gate_sets: tuple[frozenset[str], ...]  # like `factors`, one CJK character counts
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,7 @@ class Occurrences:
     positions: dict[str, list[int]]  # literal -> start offsets
     present: frozenset[str]
     marks: list[int]  # offsets of the clause marks, ascending
+    regions: list[tuple[int, int]]  # the parts of the text worth checking, ascending
 
     def window(self, position: int, size: int, length: int) -> tuple[int, int]:
         """The clause holding `position` widened by `size - 1` clauses on either side."""
@@ -131,7 +137,8 @@ class Section:
         for index in sorted(candidates):
             pattern = self.patterns[index]
             if not pattern.factors:
-                yield from pattern.regex.finditer(text)
+                for start, end in found.regions:
+                    yield from pattern.regex.finditer(text, start, end)
             elif all(not required.isdisjoint(found.present) for required in pattern.factors):
                 for start, end in _windows(text, pattern, found):
                     yield from pattern.regex.finditer(text, start, end)
@@ -163,41 +170,78 @@ def _windows(text: str, pattern: Pattern, found: Occurrences) -> list[tuple[int,
 
 
 class LiteralIndex:
-    """Finds every occurrence of a set of literals in one regex pass (a trie as a regex)."""
+    """Finds every occurrence of a set of literals, overlapping ones too, in one pass of an
+    Aho-Corasick automaton (pyahocorasick, in C)."""
 
     def __init__(self, literals: Iterable[str]) -> None:
-        self._literals = frozenset(literals)
-        trie: dict[str, Any] = {}
-        for literal in self._literals:
-            node = trie
-            for char in literal:
-                node = node.setdefault(char, {})
-            node[""] = {}  # a literal ends here
-        self._regex = re.compile(f"(?=({_trie_regex(trie)}))") if self._literals else None
+        self._automaton = _automaton(literals)
 
-    def scan(self, text: str) -> Occurrences:
+    def scan(self, text: str, regions: list[tuple[int, int]] | None = None) -> Occurrences:
         found: dict[str, list[int]] = {}
-        marks = [i for i, char in enumerate(text) if char == CLAUSE_MARK]
-        if self._regex is None:
-            return Occurrences(found, frozenset(), marks)
-        for match in self._regex.finditer(text):
-            longest, start = match.group(1), match.start()
-            # The trie prefers the longest literal at a start; its prefixes occur there too.
-            for size in range(1, len(longest) + 1):
-                prefix = longest[:size]
-                if prefix in self._literals:
-                    found.setdefault(prefix, []).append(start)
-        return Occurrences(found, frozenset(found), marks)
+        marks = [m.start() for m in _MARK.finditer(text)]
+        regions = regions if regions is not None else [(0, len(text))]
+        if self._automaton is not None:
+            for region_start, region_end in regions:
+                for end, literal in self._automaton.iter(text, region_start, region_end):
+                    found.setdefault(literal, []).append(end - len(literal) + 1)
+        return Occurrences(found, frozenset(found), marks, regions)
 
 
-def _trie_regex(node: dict[str, Any]) -> str:
-    branches = [re.escape(char) + _trie_regex(child) for char, child in node.items() if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
-    if "" in node:  # a literal may end here: longer ones first (greedy), else stop
-        return f"(?:{body})?"
-    return body
+def _automaton(literals: Iterable[str]) -> ahocorasick.Automaton | None:
+    automaton = ahocorasick.Automaton()
+    for literal in literals:
+        automaton.add_word(literal, literal)
+    if len(automaton) == 0:
+        return None
+    automaton.make_automaton()
+    return automaton
+
+
+_MARK = re.compile(re.escape(CLAUSE_MARK))
+
+
+class Gate:
+    """The clauses where a signal pattern can match at all: every literal set the pattern
+    requires (one CJK character counts here) occurs within the pattern's reach of the clause.
+    One automaton pass and a few set operations per clause with a hit; patterns that require no
+    literal are run whole. Lossless; a long message is then checked only around these clauses."""
+
+    def __init__(self, patterns: Iterable[Pattern]) -> None:
+        patterns = list(patterns)
+        self._by_anchor: dict[str, list[Pattern]] = {}
+        for pattern in patterns:
+            for literal in pattern.gate:
+                self._by_anchor.setdefault(literal, []).append(pattern)
+        literals = {x for p in patterns for required in p.gate_sets for x in required}
+        self._automaton = _automaton(literals)
+        unanchored = [f"(?:{p.regex.pattern})" for p in patterns if not p.gate]
+        self._regex = re.compile("|".join(unanchored)) if unanchored else None
+
+    def hot(self, text: str, marks: list[int]) -> list[int]:
+        """Offsets in the clauses that may hold a match (one offset per such clause)."""
+        hot: list[int] = []
+        if self._regex is not None:
+            hot += [match.start() for match in self._regex.finditer(text)]
+        if self._automaton is None:
+            return hot
+        clauses: dict[int, set[str]] = {}
+        for end, literal in self._automaton.iter(text):
+            clauses.setdefault(bisect.bisect_left(marks, end), set()).add(literal)
+        for clause, present in clauses.items():
+            if self._can_match(clause, present, clauses):
+                hot.append(marks[clause - 1] + 1 if clause > 0 else 0)
+        return hot
+
+    def _can_match(self, clause: int, present: set[str], clauses: dict[int, set[str]]) -> bool:
+        for literal in present:
+            for pattern in self._by_anchor.get(literal, ()):
+                near = present
+                if pattern.clauses > 1:
+                    reach = range(clause - pattern.clauses + 1, clause + pattern.clauses)
+                    near = set().union(*(clauses.get(i, ()) for i in reach))
+                if all(not required.isdisjoint(near) for required in pattern.gate_sets):
+                    return True
+        return False
 
 
 @dataclass(frozen=True)
@@ -208,9 +252,10 @@ class LanguageLexicon:
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
     index: LiteralIndex  # every section's required literals
+    gate: Gate  # where a signal can match at all
 
 
-def _factors(items: object) -> tuple[frozenset[str], ...]:
+def _factors(items: object, cjk_chars: int = 2) -> tuple[frozenset[str], ...]:
     """Sets of literals: every match of the parsed pattern contains one literal of each set."""
     candidates: list[frozenset[str]] = []
     run: list[str] = []
@@ -226,29 +271,44 @@ def _factors(items: object) -> tuple[frozenset[str], ...]:
             continue
         flush()
         if op is sre.SUBPATTERN:
-            candidates += _factors(av[3])
+            candidates += _factors(av[3], cjk_chars)
         elif op is sre.ATOMIC_GROUP:
-            candidates += _factors(av)
+            candidates += _factors(av, cjk_chars)
         elif op is sre.BRANCH:
             # One set per branch would be too strict; keep each branch's most selective set.
-            branches = [_factors(branch) for branch in av[1]]
+            branches = [_factors(branch, cjk_chars) for branch in av[1]]
             if all(branches):
                 candidates.append(frozenset().union(*(_best(b) for b in branches)))
         elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:
-            candidates += _factors(av[2])
+            candidates += _factors(av[2], cjk_chars)
     flush()
-    return tuple(c for c in candidates if c and all(map(_selective, c)))
+    return tuple(c for c in candidates if c and all(_selective(x, cjk_chars) for x in c))
 
 
 _MIN_LITERAL = 3  # a set holding a shorter latin literal ("i", "to") is in nearly every text
 
 
-def _selective(literal: str) -> bool:
-    return len(literal) >= _MIN_LITERAL or (len(literal) >= 2 and not literal.isascii())
+def _selective(literal: str, cjk_chars: int) -> bool:
+    return len(literal) >= _MIN_LITERAL or (len(literal) >= cjk_chars and not literal.isascii())
 
 
 def _best(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
     return max(sets, key=lambda c: (min(map(len, c)), -len(c)))
+
+
+# Words and characters in nearly every message: a gate set holding one of them is a last resort.
+_COMMON = frozenset(
+    "the that this what all one about self end out being feel something can could will would "
+    "want going gonna ready just with for from have been they them there when time life way "
+    "不 会 就 了 下 我 上 把 过 想 自己 要 是 的 在 有 去 你 他 她 这 那 都 也 还 "
+    "说 到 好 太 很 人 个 们 一 没 能 看 来 得 着 吗 吧 啊 呢 给 让 被 对 里 多 么 "
+    "出 起 心 后 天 时 事 活 伤 真 再".split()
+)
+
+
+def _rarest(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
+    """The set least likely to occur in ordinary text: fewest common words, then `_best`."""
+    return min(sets, key=lambda c: (sum(x in _COMMON for x in c), -min(map(len, c)), len(c)))
 
 
 def _expand(pattern: str, defines: dict[str, str]) -> str:
@@ -278,7 +338,15 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
     parsed = sre_parse.parse(pattern)
     factors = _factors(parsed)
     clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1
-    return Pattern(regex, factors, _best(factors) if factors else frozenset(), clauses)
+    gate = _factors(parsed, cjk_chars=1)
+    return Pattern(
+        regex,
+        factors,
+        _rarest(factors) if factors else frozenset(),
+        clauses,
+        _rarest(gate) if gate else frozenset(),
+        gate,
+    )
 
 
 def _has_wildcard(items: object) -> bool:
@@ -330,7 +398,9 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         for literal in required
     }
     sizes = {name: len(p) for name, p in raw.items()}
-    return LanguageLexicon(lang, sections, sizes, LiteralIndex(literals))
+    triggers = [p for name in GATED for p in sections[name].patterns]
+    gate = Gate(triggers)
+    return LanguageLexicon(lang, sections, sizes, LiteralIndex(literals), gate)
 
 
 @cache

@@ -63,6 +63,13 @@ def _variants(data_dir: Path = DATA_DIR) -> dict[int, str]:
     return table
 
 
+@cache
+def _variant_chars(data_dir: Path = DATA_DIR) -> re.Pattern[str]:
+    """Any traditional character the table folds: most messages hold none, so one C-level
+    search spares the per-character translate."""
+    return re.compile(f"[{re.escape(''.join(map(chr, _variants(data_dir))))}]")
+
+
 def contains_cjk(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 
@@ -84,8 +91,10 @@ def _join_split_letters(match: re.Match[str]) -> str:
 
 def normalise(text: str) -> str:
     """The view of `text` that every crisis pattern is matched against (see module doc)."""
-    folded = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).casefold()
-    if contains_cjk(folded):
+    if not unicodedata.is_normalized("NFKC", text):  # a quick check; NFKC itself is slow on CJK
+        text = unicodedata.normalize("NFKC", text)
+    folded = _INVISIBLE.sub("", text).casefold()
+    if _variant_chars().search(folded):
         folded = folded.translate(_variants())
     for emoji, word in _EMOJI_WORDS.items():
         if emoji in folded:

@@ -2,7 +2,7 @@
 
 from agents.registry import AppSpec, register
 from agents.taskflow.agent import APP_NAME, ROOT_AGENT_NAME, build_taskflow_root
-from agents.taskflow.human_loop import HUMAN_LOOP
+from agents.taskflow.human_loop import DATA_PARTS, HUMAN_LOOP
 from agents.taskflow.progress import taskflow_progress
 from agents.taskflow.schemas import TaskflowOptions
 
@@ -18,6 +18,7 @@ SPEC = register(
         progress=taskflow_progress,
         options_model=TaskflowOptions,
         human_loop=HUMAN_LOOP,
+        data_parts=DATA_PARTS,
     )
 )
 

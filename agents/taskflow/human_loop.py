@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from google.genai import types
+from pydantic import BaseModel
 
 from agents.deps import TurnContext
 from agents.human_loop import HumanLoop, HumanLoopError, PendingCall
@@ -31,6 +32,29 @@ from agents.taskflow.tools import (
 
 HUMAN_INPUT_NEEDED = "human-input-needed"
 HUMAN_CONFIRMATION_NEEDED = "human-confirmation-needed"
+
+
+class HumanInputNeeded(BaseModel):
+    callId: str | None
+    question: str
+    missing: list[Any]
+    feedback: str
+
+
+class HumanConfirmationNeeded(BaseModel):
+    callId: str | None
+    kind: Literal["classification", "final"]
+    summary: str
+    classification: dict[str, Any] | None
+    task: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None
+
+
+# The stream parts a paused run ends with (AppSpec.data_parts).
+DATA_PARTS = {
+    HUMAN_INPUT_NEEDED: HumanInputNeeded,
+    HUMAN_CONFIRMATION_NEEDED: HumanConfirmationNeeded,
+}
 HUMAN_RESPONSE_FIELD = "human_response"
 
 _YES = re.compile(

@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from confidant.errors import BadRequestError
+from confidant.errors import BadRequestError, validation_reasons
 
 ALL_AGENTS = "*"
 MAX_INSTRUCTION_CHARS = 8000
@@ -53,6 +53,8 @@ class AgentOverride(_Strict):
 class Limits(_Strict):
     # Model calls per turn (ADK RunConfig.max_llm_calls); the turn ends with an error part past it.
     max_llm_calls: int | None = Field(default=None, ge=1, le=500)
+    # Tool calls per turn; past it the turn ends likewise. Both only lower the platform's caps.
+    max_tool_calls: int | None = Field(default=None, ge=1, le=500)
 
 
 class McpServerConfig(_Strict):
@@ -154,9 +156,3 @@ def parse_agent_config(
         )
     except ValidationError as exc:
         raise BadRequestError(f"invalid agent config: {validation_reasons(exc)}") from None
-
-
-def validation_reasons(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}" for err in exc.errors()
-    )

@@ -35,6 +35,16 @@ from agents.deps import AgentDeps, TurnContext
 from agents.registry import AppSpec, TurnPrelude
 from agents.safety import LOCALE_STATE_KEY, crisis_part
 from confidant.agentconfig.service import AGENT_CONFIG
+from confidant.chat.busy import (
+    INTERRUPTED,
+    QUEUED,
+    BusyGate,
+    PartialReply,
+    interrupted_part,
+    keep_partial,
+    strategy_for,
+)
+from confidant.chat.commit import commit_within
 from confidant.chat.context import (
     MEMORIES,
     ContextRequest,
@@ -43,15 +53,19 @@ from confidant.chat.context import (
     load_context,
 )
 from confidant.chat.human_loop import pause_parts, resume_message
+from confidant.chat.idempotency import ReplayedTurn, mark_message, replay_of
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
     BadRequestError,
+    CommitOutcomeUnknownError,
     ConfidantError,
     SessionBusyError,
     StaleTurnError,
     StoreUnavailableError,
+    TooManyRequestsError,
     TransientModelError,
+    TurnLimitError,
 )
 from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
@@ -59,9 +73,13 @@ from confidant.observability import TURN_SPAN, tracer
 from confidant.ports import JobBus, JobRecord
 from confidant.profiles.draft import ProfileDraft
 from confidant.profiles.source import PROFILE
+from confidant.quota.gate import Admission, QuotaGate
+from confidant.quota.meter import TurnMeter, limit_data
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService, OpenTurn
 from confidant.sessions.store import SessionStore
+from confidant.sessions.turn_queue import TurnQueue
+from confidant.streaming.stream_log import StreamLogWriter
 from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, error_part
 
 logger = logging.getLogger(__name__)
@@ -75,10 +93,15 @@ _turns_in_flight: set[asyncio.Task[None]] = set()
 
 @dataclass(frozen=True)
 class TurnPolicy:
-    busy_policy: str = "reject"  # or "wait"
+    busy_policy: str = "reject"  # or "wait", "interrupt", "enqueue" (confidant/chat/busy.py)
     busy_wait_s: float = 30.0
+    busy_poll_s: float = 0.25
     lease_ttl_s: float = 30.0
     store_timeout_s: float = 10.0  # taking the lease; the store's clients retry far longer
+    # Caps per turn, platform-wide; an app's agent config may lower them (issue 14).
+    max_llm_calls: int = 50
+    max_tool_calls: int = 50
+    commit_timeout_s: float = 15.0  # then the outcome is unknown (chat/commit.py)
 
 
 @dataclass
@@ -89,11 +112,9 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
-    # The app's data parts by name: returned as top-level JSON fields.
+    # The app's data parts by name (before_run, event readers, tools): top-level JSON fields.
     data: dict[str, Any] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
-    # The app's data parts by name (AppSpec.before_run): returned as top-level JSON fields.
-    data: dict[str, Any] = field(default_factory=dict)
     # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
     pauses: list[dict[str, Any]] = field(default_factory=list)
     crisis: dict[str, Any] | None = None  # the helplines shown when the crisis guard answered
@@ -112,8 +133,13 @@ class ChatService:
         context_sources: Mapping[str, ContextSource] | None = None,
         artifacts: BaseArtifactService | None = None,
         memory: TurnMemoryService | None = None,
+        quota: QuotaGate | None = None,
+        streams: StreamLogWriter | None = None,
+        turn_queue: TurnQueue | None = None,
     ) -> None:
+        self.quota = quota  # daily quotas by tier (confidant/quota); None: unmetered
         self.sessions = sessions
+        self.streams = streams  # records each turn's parts for resumes (None: not recorded)
         self.artifacts = artifacts
         self.store = store
         self.deps = deps
@@ -123,8 +149,21 @@ class ChatService:
             MEMORIES: RecentMemoriesSource(store)
         }
         self.memory = memory or TurnMemoryService(store)
+        # Double texting across instances; without a queue, interrupt/enqueue act as `wait`.
+        self.busy = (
+            None
+            if turn_queue is None
+            else BusyGate(
+                sessions,
+                turn_queue,
+                lambda work: _within(work, policy.store_timeout_s),
+                wait_s=policy.busy_wait_s,
+                poll_s=policy.busy_poll_s,
+                lease_ttl_s=policy.lease_ttl_s,
+            )
+        )
 
-    async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn:
+    async def prepare(self, user_id: str, request: ChatRequest) -> PreparedTurn | ReplayedTurn:
         """Lease the session and load the turn's context; raises before anything is streamed."""
         try:
             spec = agents.app_spec(request.app)
@@ -143,13 +182,24 @@ class ChatService:
                 "confidant.locale": request.locale,
             },
         )
+        admission = None
         try:
             with trace.use_span(span, end_on_exit=False):
+                if self.quota is not None:  # seed 001: the quota first, before any context
+                    admission = await _traced(
+                        "confidant.quota",
+                        _within(
+                            self.quota.admit(user_id, request.message), self.policy.store_timeout_s
+                        ),
+                    )
                 prepared = await self._prepare(key, request, spec, options)
         except BaseException as error:
+            if admission is not None and self.quota is not None:
+                await self.quota.release(admission)
             _end_failed(span, error)
             raise
         prepared.trace_with(span)
+        prepared.admission = admission
         return prepared
 
     async def _prepare(
@@ -158,7 +208,7 @@ class ChatService:
         request: ChatRequest,
         spec: AppSpec,
         options: dict[str, Any],
-    ) -> PreparedTurn:
+    ) -> PreparedTurn | ReplayedTurn:
         user_id = key.user_id
         wanted = ContextRequest(
             user_id=user_id,
@@ -169,8 +219,13 @@ class ChatService:
             options=options,
         )
         names = self._context_names(spec)
+        strategy = strategy_for(request.multitask_strategy, spec, self.policy.busy_policy)
+        lease = asyncio.ensure_future(_traced("confidant.lease", self._lease(key, strategy)))
+        if strategy in QUEUED:  # the turns ahead may change the context: load it after them
+            with contextlib.suppress(Exception):  # raised below; a cancel still cancels the lease
+                await lease
         leased, loaded = await asyncio.gather(
-            _traced("confidant.lease", self._lease(key)),
+            lease,
             _traced(
                 "confidant.context",
                 _within(
@@ -199,6 +254,12 @@ class ChatService:
             loaded=loaded,
         )
         try:  # whatever the app's hooks refuse, the lease is released before the 4xx
+            replayed = replay_of(leased, request.message, request.message_id)
+            if replayed is not None and request.message_id is not None:
+                # A resend of a message already committed: its reply again, no model call.
+                await self.sessions.release(leased)
+                result = TurnResult(session_id=key.session_id, text=replayed.reply)
+                return ReplayedTurn(result, request.app, request.message_id, replayed)
             message = resume_message(spec, context, leased.session)
             prelude = TurnPrelude()
             if spec.before_run is not None:
@@ -214,7 +275,9 @@ class ChatService:
         platform = (AGENT_CONFIG,) if AGENT_CONFIG in self.context_sources else ()
         return (*spec.context, *(name for name in platform if name not in spec.context))
 
-    async def _lease(self, key: SessionKey) -> OpenTurn:
+    async def _lease(self, key: SessionKey, strategy: str) -> OpenTurn:
+        if strategy in QUEUED and self.busy is not None:
+            return await self.busy.lease(key, strategy)
         deadline = time.monotonic() + self.policy.busy_wait_s
         delay = 0.05
         while True:
@@ -224,7 +287,7 @@ class ChatService:
                     self.policy.store_timeout_s,
                 )
             except SessionBusyError:
-                if self.policy.busy_policy != "wait" or time.monotonic() + delay > deadline:
+                if strategy == "reject" or time.monotonic() + delay > deadline:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
@@ -247,6 +310,7 @@ class PreparedTurn:
     """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
 
     _span: Span = trace.INVALID_SPAN  # the turn's span, ended when the turn is
+    admission: Admission | None = None  # the quota's admission (its tokens are charged to it)
 
     def __init__(
         self,
@@ -267,6 +331,8 @@ class PreparedTurn:
         self._spec = spec
         self._prelude = prelude or TurnPrelude()
         self.result = TurnResult(session_id=turn.key.session_id)
+        self._meter: TurnMeter | None = None
+        self._abort = asyncio.Event()  # ADK's abort signal: set when a newer message interrupts
 
     @property
     def session_id(self) -> str:
@@ -282,8 +348,11 @@ class PreparedTurn:
         client that goes away mid-reply loses nothing: the turn still finishes and commits.
         """
         parts: asyncio.Queue[Any] = asyncio.Queue()
+        emit: Callable[[Any], None] = parts.put_nowait
+        if self._service.streams is not None:  # every part is also logged, for resumes
+            emit = self._service.streams.recorder(self._turn.key).tee(emit, _END)
         with trace.use_span(self._span, end_on_exit=False):  # the task inherits the span
-            task = asyncio.create_task(self._complete(parts.put_nowait))
+            task = asyncio.create_task(self._complete(emit))
         _turns_in_flight.add(task)  # a strong reference until it is done
         task.add_done_callback(_turns_in_flight.discard)
         while (part := await parts.get()) is not _END:
@@ -293,6 +362,8 @@ class PreparedTurn:
         try:
             await self._complete_turn(emit)
         finally:
+            if self._meter is not None:  # a failed turn still costs the tokens it used
+                await self._meter.charge()
             error = self.result.error
             if error is not None:
                 self._span.set_status(Status(StatusCode.ERROR, error.code))
@@ -306,23 +377,38 @@ class PreparedTurn:
             for name, payload in self._prelude.data.items():
                 self.result.data[name] = payload
                 emit(data_part(name, payload))
-            translator = EventTranslator()
+            translator = PartialReply()
+            interrupted: str | None = None
             async with service.sessions.activate(turn, ttl_s=service.policy.lease_ttl_s):
                 try:
                     with tracer.start_as_current_span("confidant.run"):
-                        await self._run(emit, translator)
+                        if service.busy is None:
+                            await self._run(emit, translator)
+                        elif await service.busy.run_interruptible(
+                            turn, self._abort, self._run(emit, translator)
+                        ):
+                            interrupted = keep_partial(turn, translator, self._message)
                     for part in translator.finish():
                         emit(part)
                     pauses = pause_parts(self._spec, turn.session)
                     jobs = self._jobs(translator.reply)
                     draft = self._profile_draft()
                     with tracer.start_as_current_span("confidant.commit"):
-                        await turn.commit(
-                            jobs=jobs,
-                            profile_ops=draft.ops if draft else [],
-                            profile_version=draft.version if draft else None,
+                        mark_message(turn, self._request.message_id)
+                        await asyncio.gather(
+                            commit_within(
+                                turn,
+                                service.store,
+                                service.policy.commit_timeout_s,
+                                jobs=jobs,
+                                profile_ops=draft.ops if draft else [],
+                                profile_version=draft.version if draft else None,
+                            ),
+                            self._charge(),  # tokens, beside the commit (never fails it)
                         )
                 except ConfidantError as error:
+                    if isinstance(error, TooManyRequestsError):  # the code, for useChat's onData
+                        emit(data_part("error", limit_data(error), transient=True))
                     emit(from_error(self, translator, error))
                     return
                 except Exception:
@@ -333,6 +419,10 @@ class PreparedTurn:
             self.result.text = translator.reply
             self.result.pauses = pauses
             for part in pauses:  # announced once the paused run is safely stored
+                emit(part)
+            if interrupted is not None:
+                part = interrupted_part(interrupted)
+                self.result.data[INTERRUPTED] = part["data"]
                 emit(part)
             emit({"type": "finish"})
         finally:
@@ -358,9 +448,16 @@ class PreparedTurn:
 
         for part in self._ui_parts():  # sent while the tree was built (e.g. a resumed protocol)
             emit(part)
-        limits = turn_limits(self._context)
-        limit = {"max_llm_calls": limits.max_llm_calls} if limits.max_llm_calls else {}
-        run_config = RunConfig(streaming_mode=StreamingMode.SSE, **limit)
+        limits, policy = turn_limits(self._context), service.policy
+        run_config = RunConfig(
+            streaming_mode=StreamingMode.SSE,
+            max_llm_calls=_lowest(policy.max_llm_calls, limits.max_llm_calls),
+        )
+        meter = self._meter = TurnMeter(
+            service.quota,
+            self.admission,
+            max_tool_calls=_lowest(policy.max_tool_calls, limits.max_tool_calls),
+        )
         with retry_listener(on_retry):
             async for event in runner.run_async(
                 user_id=turn.key.user_id,
@@ -368,20 +465,26 @@ class PreparedTurn:
                 new_message=self._message,
                 state_delta={LOCALE_STATE_KEY: self._request.locale},
                 run_config=run_config,
+                abort_signal=self._abort,
             ):
+                meter.observe(event)  # quota and caps: raises before the event's tools run
                 for part in self._parts(event, translator):
                     emit(part)
                 if event.error_code == LlmCallsLimitExceededError.__name__:
-                    # ADK turns the exception into an error event (the app's configured limit).
-                    raise ConfidantError(
+                    # ADK turns the exception into an error event (the platform's or app's cap).
+                    raise TurnLimitError(
                         f"the reply needed more than {run_config.max_llm_calls} model calls, "
-                        "the limit set for this app"
+                        "the limit for one reply"
                     )
-                if event.error_code:
+                if event.error_code and not self._abort.is_set():  # aborted: sealed by ADK
                     raise ConfidantError(
                         f"the model ended the reply: {event.error_code}"
                         + (f" ({event.error_message})" if event.error_message else "")
                     )
+
+    async def _charge(self) -> None:
+        if self._meter is not None:
+            await self._meter.charge()
 
     def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
         parts = [*self._event_data(item), *translator.translate(item)]
@@ -479,6 +582,11 @@ def _end_failed(span: Span, error: BaseException) -> None:
     span.end()
 
 
+def _lowest(platform: int, app: int | None) -> int:
+    """A cap of the platform, lowered (never raised) by the app's config."""
+    return platform if app is None else min(platform, app)
+
+
 def _validated_options(spec: AppSpec, options: Mapping[str, Any]) -> dict[str, Any]:
     """The app's own body fields, validated by its options model (400 with the reason)."""
     if spec.options_model is None:
@@ -503,4 +611,6 @@ def from_error(
         text = f"This reply could not be saved: {error.message}."
     else:
         text = error.message[:1].upper() + error.message[1:] + "."
-    return error_part(f"{text} Your message was not saved; please send it again.")
+    if isinstance(error, CommitOutcomeUnknownError):
+        return error_part(text, error.code)  # its message says what to do
+    return error_part(f"{text} Your message was not saved; please send it again.", error.code)

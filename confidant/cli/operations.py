@@ -16,6 +16,9 @@ from typing import Any, TextIO
 from confidant.cli.exits import ExitCode
 
 FAILURES_SHOWN = 50
+REPLAY_LIMIT = 500
+# Outbox statuses an operator may replay (mirrors confidant.jobs.effects, imported lazily there).
+REPLAYABLE_STATUSES = ("poison", "abandoned")
 
 
 def register(commands: Any) -> None:
@@ -48,6 +51,22 @@ def register(commands: Any) -> None:
     failures.add_argument("--limit", type=int, default=FAILURES_SHOWN)
     failures.add_argument("--json", action="store_true", help="one JSON object per line")
     failures.set_defaults(run=run_jobs_failures)
+    replay = actions.add_parser(
+        "replay",
+        help="send poison or abandoned jobs again, once their cause is fixed (oldest first)",
+    )
+    replay.add_argument("--job-id", action="append", default=[], help="only this job (repeatable)")
+    replay.add_argument("--kind", action="append", default=[], help="only jobs of this kind")
+    replay.add_argument(
+        "--status",
+        action="append",
+        choices=list(REPLAYABLE_STATUSES),
+        help="only jobs in this outbox status (default: all replayable)",
+    )
+    replay.add_argument("--limit", type=int, default=REPLAY_LIMIT)
+    replay.add_argument("--dry-run", action="store_true", help="list what would be replayed")
+    replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.set_defaults(run=run_jobs_replay)
 
 
 def run_ingest(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -108,4 +127,67 @@ def run_jobs_failures(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
             out.write(f"{failure.get('received_at')}  {failure.get('reason')}\n")
     if not found and not args.json:
         err.write("no poison deliveries recorded\n")
+    return ExitCode.OK
+
+
+def run_jobs_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Requeue the chosen stuck jobs (back to pending, sweep count reset) and publish them.
+
+    A replayed job runs like a first delivery: its handler runs only if the job has no final
+    mark, and its effect lands with the mark in one transaction, so replaying twice, or a
+    replay racing a late redelivery, still has one effect.
+    """
+    statuses = tuple(args.status or REPLAYABLE_STATUSES)
+
+    async def replay(runtime: Any) -> dict[str, Any]:
+        stuck = await runtime.job_store.stuck_jobs(statuses=statuses, limit=args.limit)
+        chosen = [
+            job
+            for job in stuck
+            if (not args.job_id or job.job_id in args.job_id)
+            and (not args.kind or job.kind in args.kind)
+        ]
+        report: dict[str, Any] = {
+            "jobs": [{"job_id": job.job_id, "kind": job.kind} for job in chosen],
+            "requeued": 0,
+            "published": 0,
+            "failed": 0,
+        }
+        if args.dry_run or not chosen:
+            return report
+        requeued = set(
+            await runtime.job_store.requeue([j.job_id for j in chosen], statuses=statuses)
+        )
+        again = [job for job in chosen if job.job_id in requeued]
+        report["requeued"] = len(again)
+        try:
+            await runtime.jobs.publish(again)
+        except Exception as exc:  # still pending: the sweep republishes them later
+            report["failed"] = len(again)
+            report["error"] = str(exc)
+            return report
+        report["published"] = len(again)
+        drain = getattr(runtime.jobs, "drain", None)
+        if drain is not None:  # the embedded bus runs the jobs here, in this process
+            await drain()
+        report["outcomes"] = {job.job_id: await runtime.job_store.job_status(job) for job in again}
+        return report
+
+    report = asyncio.run(_with_runtime(replay))
+    missing = sorted(set(args.job_id) - {job["job_id"] for job in report["jobs"]})
+    if args.json:
+        out.write(json.dumps(report | {"not_found": missing}) + "\n")
+    else:
+        verb = "would replay" if args.dry_run else "replayed"
+        for job in report["jobs"]:
+            outcome = report.get("outcomes", {}).get(job["job_id"], "")
+            out.write(f"{job['job_id']}  {job['kind']}  {outcome}\n".rstrip() + "\n")
+        out.write(
+            f"{verb} {report['published'] if not args.dry_run else len(report['jobs'])}"
+            f" job(s), failed {report['failed']}\n"
+        )
+        for job_id in missing:
+            err.write(f"not replayable (unknown, or not poison/abandoned): {job_id}\n")
+    if report["failed"] or missing:
+        return ExitCode.PARTIAL
     return ExitCode.OK

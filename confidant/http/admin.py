@@ -12,30 +12,23 @@ An admin is a caller whose Firebase ID token carries the custom claim `CONFIDANT
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 import agents
+from agents.registry import Route
 from confidant.agentconfig import AgentConfig, AgentConfigService, ConfigVersion
 from confidant.agentconfig.config import parse_agent_config
-from confidant.bootstrap import Runtime
-from confidant.errors import BadRequestError, ConfidantError, ForbiddenError, NotFoundError
+from confidant.errors import ConfidantError, NotFoundError
+from confidant.http import schemas
+from confidant.http.routing import Call, json_reply
 from confidant.ports import Identity
 from confidant.settings import Settings
 
 PREFIX = "/v1/admin/"
 MAX_CONFIG_BODY_BYTES = 64_000
-MAX_VERSIONS_PAGE = 200
-_PATH = re.compile(r"^/v1/admin/apps/(?P<app>[^/]+)/(?P<what>config|versions|rollback)$")
-_METHODS = {"config": ("GET", "PUT"), "versions": ("GET",), "rollback": ("POST",)}
-
-
-class _MethodNotAllowed(ConfidantError):
-    status = 405
-    code = "method_not_allowed"
+_APP = r"/v1/admin/apps/(?P<app>[A-Za-z0-9_-]{1,64})"  # other names: 404, like unknown ones
 
 
 class _Unavailable(ConfidantError):
@@ -50,70 +43,80 @@ def is_admin(identity: Identity, settings: Settings) -> bool:
     return settings.auth == "header" and identity.user_id in settings.admin_users
 
 
-async def handle(request: Request, runtime: Runtime, identity: Identity) -> Response:
-    if not is_admin(identity, runtime.settings):
-        raise ForbiddenError("this endpoint is for admins only")
-    match = _PATH.match(request.url.path.rstrip("/"))
-    if match is None:
-        raise NotFoundError(f"no route for {request.method} {request.url.path}")
-    app, what = match["app"], match["what"]
-    if request.method not in _METHODS[what]:
-        raise _MethodNotAllowed(f"use {' or '.join(_METHODS[what])}")
+def _service(call: Call) -> tuple[str, AgentConfigService]:
+    """The path's app (404 when it is not served) and the registry (503 when not configured)."""
+    app = call.params.app
     if app not in agents.app_names():
         raise NotFoundError(f"unknown app {app!r}; served apps: {', '.join(agents.app_names())}")
-    service = runtime.agent_configs
+    service = call.runtime.agent_configs
     if service is None:
         raise _Unavailable("the agent registry is not configured")
-    if what == "versions":
-        versions = await service.versions(app, limit=_limit(request))
-        return JSONResponse({"app": app, "versions": [v.to_json() for v in versions]})
-    if what == "rollback":
-        version = await service.rollback(
-            app, _rollback_version(await _body(request, runtime)), author=identity.user_id
-        )
-        return JSONResponse(_config_json(app, version))
-    if request.method == "PUT":
-        config = parse_agent_config(
-            await _body(request, runtime), models=service.models, allow_stdio=service.allow_stdio
-        )
-        return JSONResponse(
-            _config_json(app, await service.update(app, config, author=identity.user_id))
-        )
-    return JSONResponse(_config_json(app, await _current(service, app)))
+    return app, service
 
 
-async def _current(service: AgentConfigService, app: str) -> ConfigVersion | None:
+async def get_config(call: Call) -> Response:
+    app, service = _service(call)
     # An admin reads the store, not this instance's cache.
-    return await service.store.head(app)
+    return _config_json(app, await service.store.head(app))
 
 
-def _config_json(app: str, version: ConfigVersion | None) -> dict[str, Any]:
-    config = version.config if version else AgentConfig()
-    return {
-        "app": app,
-        "version": version.version if version else 0,
-        "author": version.author if version else None,
-        "created_at": version.created_at.isoformat() if version else None,
-        "rolled_back_from": version.rolled_back_from if version else None,
-        "config": config.model_dump(mode="json"),
-    }
+async def put_config(call: Call) -> Response:
+    app, service = _service(call)
+    config = parse_agent_config(
+        call.body, models=service.models, allow_stdio=service.allow_stdio
+    )
+    return _config_json(app, await service.update(app, config, author=call.user_id))
 
 
-async def _body(request: Request, runtime: Runtime) -> Any:
-    from confidant.http.api import read_json
-
-    return await read_json(request, MAX_CONFIG_BODY_BYTES)
-
-
-def _rollback_version(body: Any) -> int:
-    version = body.get("version") if isinstance(body, dict) else None
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise BadRequestError('the body must be {"version": n} with n a stored version (>= 1)')
-    return version
+async def list_versions(call: Call) -> Response:
+    app, service = _service(call)
+    versions = await service.versions(app, limit=call.params.limit)
+    listed = schemas.VersionList(app=app, versions=versions)
+    return json_reply(listed)
 
 
-def _limit(request: Request) -> int:
-    raw = request.query_params.get("limit", "50")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_VERSIONS_PAGE:
-        raise BadRequestError(f"limit must be an integer between 1 and {MAX_VERSIONS_PAGE}")
-    return int(raw)
+async def rollback(call: Call) -> Response:
+    app, service = _service(call)
+    version = await service.rollback(app, call.body.version, author=call.user_id)
+    return _config_json(app, version)
+
+
+def _config_json(app: str, version: ConfigVersion | None) -> Response:
+    reply = schemas.ConfigReply(
+        app=app,
+        version=version.version if version else 0,
+        author=version.author if version else None,
+        created_at=version.created_at.isoformat() if version else None,
+        rolled_back_from=version.rolled_back_from if version else None,
+        config=version.config if version else AgentConfig(),
+    )
+    return json_reply(reply)
+
+
+def _raw(body: Any, call: Call) -> Any:
+    # Validated by the handler, against this deployment's allowed models (parse_agent_config).
+    return body
+
+
+# Every admin route: 403 without the admin claim, 404 for an app that is not served.
+_ADMIN: dict[str, Any] = {"access": "admin", "errors": (404,), "params": schemas.AdminAppParams}
+_CONFIG_BODY: dict[str, Any] = {"body_limit": MAX_CONFIG_BODY_BYTES}
+_CONFIG = {200: schemas.ConfigReply}
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET", rf"{_APP}/config", get_config, "the app's current agent config and its version",
+        responses=_CONFIG, **_ADMIN,
+    ),
+    Route(
+        "PUT", rf"{_APP}/config", put_config, "store a new version (the body is the whole config)",
+        body=AgentConfig, parse_body=_raw, responses=_CONFIG, **_CONFIG_BODY, **_ADMIN,
+    ),
+    Route(
+        "GET", rf"{_APP}/versions", list_versions, "every version, newest first",
+        responses={200: schemas.VersionList}, **(_ADMIN | {"params": schemas.VersionsParams}),
+    ),
+    Route(
+        "POST", rf"{_APP}/rollback", rollback, "a new version carrying version n's config",
+        body=schemas.RollbackBody, responses=_CONFIG, **_CONFIG_BODY, **_ADMIN,
+    ),
+)

@@ -7,43 +7,44 @@ Owner checks: the user id comes from the verified identity, the session must be 
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
-from confidant.bootstrap import Runtime
-from confidant.errors import BadRequestError, NotFoundError
+from confidant.errors import NotFoundError
+from confidant.http.routing import Call, json_reply
+from confidant.http.schemas import ArtifactInfo, ArtifactList
 from confidant.sessions.records import SessionKey
 
-ARTIFACT_PATH = re.compile(r"^/v1/sessions/([^/]+)/artifacts(?:/([^/]+))?$")
-_FILENAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
-
-async def artifact_response(
-    request: Request, runtime: Runtime, key: SessionKey, filename: str | None
-) -> Response:
+async def _scope(call: Call) -> tuple[Any, dict[str, str]]:
+    """The artifact service and the caller's session it is addressed with."""
+    params, runtime = call.params, call.runtime
+    key = SessionKey(call.user_id, params.app or runtime.settings.default_app, params.session_id)
     service = runtime.artifacts
     if service is None:
         raise NotFoundError("artifacts are not enabled on this deployment")
     if await runtime.store.load(key) is None:
         raise NotFoundError(f"session {key.session_id!r} not found")
-    scope = {"app_name": key.app, "user_id": key.user_id, "session_id": key.session_id}
-    if filename is None:
-        names = await service.list_artifact_keys(**scope)
-        listed = [
-            {"filename": name, "versions": await service.list_versions(filename=name, **scope)}
-            for name in names
-            if not name.startswith("user:")  # user-scoped files are not this session's
-        ]
-        return JSONResponse({"session_id": key.session_id, "artifacts": listed})
-    if not _FILENAME.match(filename):
-        raise BadRequestError("malformed artifact name")
-    raw_version = request.query_params.get("version")
-    if raw_version is not None and not raw_version.isdigit():
-        raise BadRequestError("`version` must be a non-negative integer")
-    version = int(raw_version) if raw_version is not None else None
-    part = await service.load_artifact(filename=filename, version=version, **scope)
+    return service, {"app_name": key.app, "user_id": key.user_id, "session_id": key.session_id}
+
+
+async def list_artifacts(call: Call) -> Response:
+    service, scope = await _scope(call)
+    names = await service.list_artifact_keys(**scope)
+    listed = [
+        ArtifactInfo(filename=name, versions=await service.list_versions(filename=name, **scope))
+        for name in names
+        if not name.startswith("user:")  # user-scoped files are not this session's
+    ]
+    reply = ArtifactList(session_id=call.params.session_id, artifacts=listed)
+    return json_reply(reply)
+
+
+async def download_artifact(call: Call) -> Response:
+    service, scope = await _scope(call)
+    filename = call.params.filename
+    part = await service.load_artifact(filename=filename, version=call.params.version, **scope)
     if part is None or part.inline_data is None or part.inline_data.data is None:
         raise NotFoundError(f"artifact {filename!r} not found")
     return Response(

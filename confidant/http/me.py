@@ -9,70 +9,50 @@ GET    /v1/me/emotions?app=&session_id=&limit=  emotion snapshots, oldest first 
 
 from __future__ import annotations
 
-import re
-from typing import TYPE_CHECKING, Any
+from starlette.responses import Response
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-
-from confidant.chat.requests import SESSION_ID_PATTERN
-from confidant.errors import BadRequestError, NotFoundError
-from confidant.ports import MemoryRecord
-
-if TYPE_CHECKING:
-    from confidant.bootstrap import Runtime
-
-PREFIX = "/v1/me/"
-_MEMORY_PATH = re.compile(r"^/v1/me/memories/([A-Za-z0-9_.:-]{1,200})$")
-_MAX_LIMIT = 200
-MAX_EMOTIONS = 200
+from agents.registry import Route
+from confidant.errors import NotFoundError
+from confidant.http import schemas
+from confidant.http.routing import Call, json_reply
 
 
-class MethodNotAllowedError(BadRequestError):
-    status = 405
-    code = "method_not_allowed"
+async def list_memories(call: Call) -> Response:
+    records = await call.runtime.store.list_memories(
+        call.user_id, app=call.params.app, limit=call.params.limit
+    )
+    listed = schemas.MemoryList(memories=records)  # the embedding is excluded by the model
+    return json_reply(listed)
 
 
-def _limit(request: Request, default: int) -> int:
-    raw = request.query_params.get("limit", str(default))
-    if not raw.isdigit() or not 1 <= int(raw) <= _MAX_LIMIT:
-        raise BadRequestError(f"limit must be an integer between 1 and {_MAX_LIMIT}")
-    return int(raw)
+async def delete_memory(call: Call) -> Response:
+    memory_id = call.params.memory_id
+    if not await call.runtime.store.delete_memory(call.user_id, memory_id):
+        raise NotFoundError(f"memory {memory_id!r} not found")
+    return Response(status_code=204)
 
 
-def _allow(method: str, allowed: str) -> None:
-    if method != allowed:
-        raise MethodNotAllowedError(f"use {allowed}")
+async def list_emotions(call: Call) -> Response:
+    params = call.params
+    snapshots = await call.runtime.job_store.emotions(
+        call.user_id, app=params.app, session_id=params.session_id, limit=params.limit
+    )
+    listed = schemas.EmotionList.model_validate({"emotions": snapshots})
+    return json_reply(listed)
 
 
-def memory_json(record: MemoryRecord) -> dict[str, Any]:
-    return record.model_dump(mode="json")  # the embedding is excluded by the model
-
-
-async def handle(request: Request, runtime: Runtime, user_id: str, path: str) -> Response:
-    """Serve a `/v1/me/...` path (raises NotFoundError for an unknown one)."""
-    method = request.method
-    if path == "/v1/me/memories":
-        _allow(method, "GET")
-        app = request.query_params.get("app") or None
-        records = await runtime.store.list_memories(user_id, app=app, limit=_limit(request, 50))
-        return JSONResponse({"memories": [memory_json(r) for r in records]})
-    found = _MEMORY_PATH.match(path)
-    if found:
-        _allow(method, "DELETE")
-        if not await runtime.store.delete_memory(user_id, found.group(1)):
-            raise NotFoundError(f"memory {found.group(1)!r} not found")
-        return Response(status_code=204)
-    if path == "/v1/me/emotions":
-        _allow(method, "GET")
-        session_id = request.query_params.get("session_id") or None
-        if session_id is not None and not SESSION_ID_PATTERN.match(session_id):
-            raise BadRequestError("malformed session id")
-        snapshots = await runtime.job_store.emotions(
-            user_id,
-            app=request.query_params.get("app") or None,
-            session_id=session_id,
-            limit=_limit(request, 50),
-        )
-        return JSONResponse({"emotions": snapshots})
-    raise NotFoundError(f"no route for {method} {path}")
+# Memory ids start with a letter or digit: `.`, `..` and `__…__` are never document ids.
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET", "/v1/me/memories", list_memories, "the caller's long-term memories, newest first",
+        params=schemas.MemoriesQuery, responses={200: schemas.MemoryList},
+    ),
+    Route(
+        "DELETE", r"/v1/me/memories/(?P<memory_id>[A-Za-z0-9][A-Za-z0-9_.:-]{0,199})",
+        delete_memory, "forget one memory", responses={204: None}, errors=(404,),
+    ),
+    Route(
+        "GET", "/v1/me/emotions", list_emotions, "the caller's emotion snapshots, oldest first",
+        params=schemas.EmotionsQuery, responses={200: schemas.EmotionList},
+    ),
+)

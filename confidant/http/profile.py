@@ -9,66 +9,41 @@ GET   /v1/me/reports/{skill}/{protocol_id}        a completed protocol's report,
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import ValidationError
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
-from confidant.errors import BadRequestError, ConfidantError, NotFoundError
+from agents.registry import Route
+from confidant.errors import BadRequestError, NotFoundError, validation_reasons
+from confidant.http.routing import Call, json_reply
+from confidant.http.schemas import ProfileReply
 from confidant.profiles.model import Profile, ProfilePatch
 from confidant.profiles.ops import MergeOp, ProfileOp, get_path
 
-PROFILE_PATH = "/v1/me/profile"
-_REPORT_PATH = re.compile(r"^/v1/me/reports/([A-Za-z0-9_-]{1,64})/([A-Za-z0-9_-]{1,64})$")
 MARKDOWN = "text/markdown; charset=utf-8"
+_NAME = r"[A-Za-z0-9_-]{1,64}"
 
 
-class _MethodNotAllowed(ConfidantError):
-    status = 405
-    code = "method_not_allowed"
+async def get_profile(call: Call) -> Response:
+    return _profile_json(await call.runtime.store.load_profile(call.user_id))
 
 
-def serves(path: str) -> bool:
-    return path == PROFILE_PATH or _REPORT_PATH.match(path) is not None
+async def patch_profile(call: Call) -> Response:
+    return _profile_json(await call.runtime.store.update_profile(call.user_id, call.body))
 
 
-async def handle(request: Request, runtime: Any, user_id: str, read_json: Any) -> Response:
-    """Dispatch one `/v1/me/...` profile request (api.py checks `serves` first)."""
-    path = request.url.path.rstrip("/")
-    store = runtime.store
-    report = _REPORT_PATH.match(path)
-    if report:
-        _allow(request.method, ("GET",))
-        return await _report(store, user_id, report.group(1), report.group(2))
-    _allow(request.method, ("GET", "PATCH"))
-    if request.method == "GET":
-        return JSONResponse(_profile_json(await store.load_profile(user_id)))
-    body = await read_json(request, runtime.settings.max_body_bytes)
-    ops = patch_ops(body)
-    return JSONResponse(_profile_json(await store.update_profile(user_id, ops)))
+def _profile_json(stored: dict[str, Any]) -> Response:
+    reply = ProfileReply(profile=Profile.from_stored(stored))
+    return json_reply(reply)
 
 
-def _allow(method: str, allowed: tuple[str, ...]) -> None:
-    if method not in allowed:
-        raise _MethodNotAllowed(f"use {' or '.join(allowed)}")
-
-
-def _profile_json(stored: dict[str, Any]) -> dict[str, Any]:
-    return {"profile": Profile.from_stored(stored).model_dump(mode="json")}
-
-
-def patch_ops(body: Any) -> list[ProfileOp]:
+def patch_ops(body: Any, call: Any = None) -> list[ProfileOp]:
     """The merge ops of a PATCH body; 400 with the reason for anything not user-editable."""
     try:
         patch = ProfilePatch.model_validate(body)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'body'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise BadRequestError(f"invalid profile patch: {problems}") from None
+        raise BadRequestError(f"invalid profile patch: {validation_reasons(exc)}") from None
     ops: list[ProfileOp] = []
     for section in ("account", "preferences"):
         value = getattr(patch, section)
@@ -82,8 +57,9 @@ def patch_ops(body: Any) -> list[ProfileOp]:
     return ops
 
 
-async def _report(store: Any, user_id: str, skill: str, protocol_id: str) -> Response:
-    stored = await store.load_profile(user_id)
+async def get_report(call: Call) -> Response:
+    skill, protocol_id = call.params.skill, call.params.protocol_id
+    stored = await call.runtime.store.load_profile(call.user_id)
     report = get_path(stored, ("skills", skill, "reports", protocol_id))
     if not isinstance(report, dict) or not isinstance(report.get("markdown"), str):
         raise NotFoundError(f"no completed {protocol_id!r} report for skill {skill!r}")
@@ -93,3 +69,21 @@ async def _report(store: Any, user_id: str, skill: str, protocol_id: str) -> Res
         media_type=MARKDOWN,
         headers={"content-disposition": f'attachment; filename="{filename}"'},
     )
+
+
+ROUTES: tuple[Route, ...] = (
+    Route(
+        "GET", "/v1/me/profile", get_profile, "the caller's unified profile",
+        responses={200: ProfileReply},
+    ),
+    Route(
+        "PATCH", "/v1/me/profile", patch_profile,
+        "merge preferences and the user-editable account fields",
+        body=ProfilePatch, parse_body=patch_ops, responses={200: ProfileReply},
+    ),
+    Route(
+        "GET", rf"/v1/me/reports/(?P<skill>{_NAME})/(?P<protocol_id>{_NAME})",
+        get_report, "the Markdown report of the caller's last completed run of a protocol",
+        responses={200: "text/markdown"}, errors=(404,),
+    ),
+)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -28,6 +29,11 @@ logger = logging.getLogger(__name__)
 _ALGORITHM = "RS256"
 _MAX_TOKEN_CHARS = 8192  # real ID tokens are ~1 KB; refuse to parse megabytes
 _MAX_SUB_CHARS = 128
+# The uid becomes a storage path segment (Firestore `users/{uid}/…`, artifact paths): a `/`
+# would address another user's documents (`alice/persons/p1` is Alice's person), `.`/`..` and
+# `__…__` are reserved by Firestore. Firebase mints uids of letters and digits; custom uids
+# (Admin SDK) are only refused here when they could escape their segment.
+_UNSAFE_SUB = re.compile(r"[/\\\x00-\x1f\x7f]|^\.{1,2}$|^__.*__$")
 
 
 def firebase_issuer(project_id: str) -> str:
@@ -177,6 +183,11 @@ class FirebaseTokenVerifier:
         sub = claims.get("sub")
         if not isinstance(sub, str) or not sub or len(sub) > _MAX_SUB_CHARS:
             raise AuthenticationError("ID token subject must be 1-128 characters")
+        if _UNSAFE_SUB.search(sub):
+            raise AuthenticationError(
+                "ID token subject must not contain '/', '\\' or control characters, "
+                "nor be '.', '..' or '__…__'"
+            )
         return claims
 
     def _check_times(self, claims: Mapping[str, Any]) -> None:

@@ -10,6 +10,7 @@ from confidant.ports import Identity
 
 USER_ID_HEADER = "X-User-Id"
 _USER_ID = re.compile(r"^[A-Za-z0-9_.@:-]{1,128}$")
+_RESERVED = re.compile(r"^\.{1,2}$|^__.*__$")  # path segments Firestore and file paths reserve
 
 
 def get_header(headers: Mapping[str, str], name: str) -> str | None:
@@ -32,10 +33,10 @@ class HeaderIdentityVerifier:
         if raw is None:
             raise AuthenticationError(f"missing {USER_ID_HEADER} header")
         user_id = raw.strip()
-        if not _USER_ID.fullmatch(user_id):
+        if not _USER_ID.fullmatch(user_id) or _RESERVED.match(user_id):
             # The id becomes a storage path segment: refuse anything outside a safe alphabet.
             raise AuthenticationError(
                 f"invalid {USER_ID_HEADER} header: expected 1-128 characters of "
-                "letters, digits and _ . @ : -"
+                "letters, digits and _ . @ : -, not '.', '..' or '__…__'"
             )
         return Identity(user_id=user_id, claims={"source": "header"})

@@ -40,6 +40,9 @@ FINAL_STATUSES = frozenset(
 )
 PENDING = "pending"
 ABANDONED = "abandoned"  # republished by the sweep too often; left for an operator
+# What `confidant jobs replay` may send again once an operator has fixed the cause.
+REPLAYABLE_STATUSES = (JobOutcome.POISON.value, ABANDONED)
+REQUEUED_NOTE = "requeued by an operator (confidant jobs replay)"
 
 
 @dataclass(frozen=True)

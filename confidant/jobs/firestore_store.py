@@ -17,6 +17,8 @@ declares (infra/modules/confidant/firestore.tf).
 
 from __future__ import annotations
 
+import heapq
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,6 +33,7 @@ from confidant.jobs.effects import (
     EMOTIONS,
     FINAL_STATUSES,
     PENDING,
+    REQUEUED_NOTE,
     DeleteMemory,
     JobEffect,
     JobOutcome,
@@ -213,6 +216,42 @@ class FirestoreJobStore:
                 transaction.update(ref, {"sweeps": sweeps, "status": status})
 
             await count(self.client.transaction())
+
+    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
+        # One equality query per status (the sweep's (status, created_at) index), merged.
+        found: list[list[tuple[float, JobRecord]]] = []
+        for status in statuses:
+            query = (
+                self.client.collection(JOBS)
+                .where(filter=FieldFilter("status", "==", status))
+                .order_by("created_at")
+                .limit(limit)
+            )
+            found.append(
+                [
+                    (snap.get("created_at"), job_from_document(snap.to_dict()))
+                    async for snap in query.stream()
+                ]
+            )
+        merged = heapq.merge(*found, key=lambda pair: pair[0])
+        return [job for _, job in merged][:limit]
+
+    async def requeue(self, job_ids: Sequence[str], *, statuses: Sequence[str]) -> list[str]:
+        requeued = []
+        for job_id in job_ids:
+            ref = self.client.collection(JOBS).document(job_id)
+
+            @firestore.async_transactional
+            async def reset(transaction: AsyncTransaction, ref=ref) -> bool:
+                snap = await ref.get(transaction=transaction)
+                if not snap.exists or snap.get("status") not in statuses:
+                    return False
+                transaction.update(ref, {"status": PENDING, "sweeps": 0, "note": REQUEUED_NOTE})
+                return True
+
+            if await reset(self.client.transaction()):
+                requeued.append(job_id)
+        return requeued
 
     async def summary(self, user_id: str, app: str, session_id: str) -> dict[str, Any] | None:
         snap = await self._summary(user_id, app, session_id).get()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import aiosqlite
@@ -16,6 +17,7 @@ from confidant.jobs.effects import (
     ABANDONED,
     FINAL_STATUSES,
     PENDING,
+    REQUEUED_NOTE,
     DeleteMemory,
     JobEffect,
     JobOutcome,
@@ -191,6 +193,31 @@ class SqliteJobStore:
                     " THEN ? ELSE status END WHERE job_id = ? AND status = ?",
                     (max_sweeps, ABANDONED, job_id, PENDING),
                 )
+
+    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
+        marks = ", ".join("?" * len(statuses))
+        async with (
+            self._sessions.read() as conn,
+            conn.execute(
+                f"SELECT * FROM jobs WHERE status IN ({marks}) ORDER BY created_at LIMIT ?",
+                (*statuses, limit),
+            ) as cur,
+        ):
+            return [job_from_row(row) for row in await cur.fetchall()]
+
+    async def requeue(self, job_ids: Sequence[str], *, statuses: Sequence[str]) -> list[str]:
+        marks = ", ".join("?" * len(statuses))
+        requeued = []
+        async with self._sessions.transaction() as conn:
+            for job_id in job_ids:
+                cur = await conn.execute(
+                    f"UPDATE jobs SET status = ?, sweeps = 0, note = ? WHERE job_id = ?"
+                    f" AND status IN ({marks})",
+                    (PENDING, REQUEUED_NOTE, job_id, *statuses),
+                )
+                if cur.rowcount:
+                    requeued.append(job_id)
+        return requeued
 
     async def summary(self, user_id: str, app: str, session_id: str) -> dict[str, Any] | None:
         async with (

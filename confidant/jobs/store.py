@@ -8,6 +8,7 @@ has had its effect.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from confidant.jobs.effects import JobEffect, JobOutcome
@@ -40,6 +41,16 @@ class JobStore(Protocol):
 
     async def note_swept(self, job_ids: list[str], *, max_sweeps: int) -> None:
         """Count a republish of each job; one republished `max_sweeps` times is abandoned."""
+        ...
+
+    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
+        """Outbox entries in one of `statuses` (poison, abandoned), oldest first: what an
+        operator may replay once the cause is fixed."""
+        ...
+
+    async def requeue(self, job_ids: Sequence[str], *, statuses: Sequence[str]) -> list[str]:
+        """Set each job still in one of `statuses` back to pending with its sweep count reset,
+        so its next delivery runs; the ids actually requeued (a job handled meanwhile is not)."""
         ...
 
     async def summary(self, user_id: str, app: str, session_id: str) -> dict[str, Any] | None:

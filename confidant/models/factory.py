@@ -118,7 +118,15 @@ def _litellm_model(settings: Settings) -> BaseLlm:
     # litellm fetches a price list from GitHub at import unless told not to: slow, and it fails
     # without egress.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # Imported now rather than at the first call (ADK imports it lazily): it attaches a stderr
+    # handler of its own, which must give way to ours, and its seconds-long import must not
+    # eat the first call's timeout (the relationship router's 8 s).
+    import litellm  # noqa: F401
     from google.adk.models.lite_llm import LiteLlm
+
+    from confidant.observability.logs import route_library_loggers
+
+    route_library_loggers()
 
     optional = {"api_base": settings.litellm_api_base, "api_key": settings.litellm_api_key}
     return LiteLlm(

@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from confidant.ports import Int64
+
 ACCOUNT = "account"
 BIRTH_INFO = "birth_info"
 PREFERENCES = "preferences"
@@ -106,7 +108,7 @@ class PreferencesPatch(BaseModel):
     language: Literal["zh", "en"] | None = None
     timezone: str | None = Field(default=None, max_length=64)
     subscribed_skills: list[str] | None = Field(default=None, max_length=50)
-    push_settings: dict[str, bool | str | int] | None = None
+    push_settings: dict[str, bool | str | Int64] | None = None
     blocked_skills: list[str] | None = Field(default=None, max_length=50)
 
 

@@ -255,13 +255,27 @@ class ConfidantSessionService(BaseSessionService):
                 heartbeat.cancel()
                 await asyncio.gather(heartbeat, return_exceptions=True)
             if turn.committed is None:
+                await self._release_within(turn, ttl_s / 3 if ttl_s else None)
+
+    async def _release_within(self, turn: OpenTurn, seconds: float | None) -> None:
+        """Release the lease, waiting at most `seconds`: when the store is down its client would
+        retry for minutes after the user was told, and an unreleased lease expires anyway."""
+        try:
+            async with asyncio.timeout(seconds):
                 await self.release(turn)
+        except Exception:
+            logger.warning(
+                "releasing the lease of %s failed; it expires after its TTL",
+                turn.key,
+                exc_info=True,
+            )
 
     async def _heartbeat(self, turn: OpenTurn, ttl_s: float) -> None:
         while True:
             await asyncio.sleep(ttl_s / 3)
             try:
-                async with turn.lease_lock:
+                # Bounded: a renewal hung on a dead store must not hold the lock the commit needs.
+                async with turn.lease_lock, asyncio.timeout(ttl_s / 3):
                     if turn.committed is not None:
                         return
                     token = await self.store.renew_turn(

@@ -64,9 +64,27 @@ CREATE TABLE IF NOT EXISTS user_records (
   session_id TEXT, data TEXT NOT NULL, created_at REAL NOT NULL,
   PRIMARY KEY (user_id, collection, id));
 CREATE INDEX IF NOT EXISTS user_records_by_time ON user_records (user_id, collection, created_at);
+CREATE TABLE IF NOT EXISTS turn_queue (
+  arrival INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT NOT NULL, app TEXT NOT NULL,
+  session_id TEXT NOT NULL, ticket TEXT NOT NULL UNIQUE, expires REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS turn_queue_by_session ON turn_queue (user_id, app, session_id, arrival);
+CREATE TABLE IF NOT EXISTS turn_interrupts (
+  user_id TEXT NOT NULL, app TEXT NOT NULL, session_id TEXT NOT NULL, holder TEXT NOT NULL,
+  PRIMARY KEY (user_id, app, session_id));
 CREATE TABLE IF NOT EXISTS job_failures (
   id INTEGER PRIMARY KEY AUTOINCREMENT, user_id TEXT, reason TEXT NOT NULL, body TEXT NOT NULL,
   received_at REAL NOT NULL);
+-- Resumable streams (confidant/streaming/sqlite_log.py): each turn's parts, expiring.
+CREATE TABLE IF NOT EXISTS stream_heads (
+  user_id TEXT NOT NULL, app TEXT NOT NULL, session_id TEXT NOT NULL, turn_id TEXT NOT NULL,
+  head TEXT NOT NULL, started_at REAL NOT NULL, expire_at REAL NOT NULL,
+  PRIMARY KEY (user_id, app, session_id, turn_id));
+CREATE INDEX IF NOT EXISTS stream_heads_by_expiry ON stream_heads (expire_at);
+CREATE TABLE IF NOT EXISTS stream_parts (
+  user_id TEXT NOT NULL, app TEXT NOT NULL, session_id TEXT NOT NULL, turn_id TEXT NOT NULL,
+  first INTEGER NOT NULL, parts TEXT NOT NULL, expire_at REAL NOT NULL,
+  PRIMARY KEY (user_id, app, session_id, turn_id, first));
+CREATE INDEX IF NOT EXISTS stream_parts_by_expiry ON stream_parts (expire_at);
 """
 # Columns added after the first release: (table, column, declaration) added to older files.
 _ADDED_COLUMNS = (
@@ -78,9 +96,12 @@ _ADDED_COLUMNS = (
 # Tables holding a user's data (DELETE /v1/me), and those also keyed by session.
 _USER_TABLES = (
     "sessions", "event_chunks", "user_states", "memories", "jobs", "summaries", "user_records",
-    "job_failures", "profiles",
+    "job_failures", "profiles", "stream_heads", "stream_parts", "turn_queue", "turn_interrupts",
 )
-_SESSION_TABLES = ("event_chunks", "jobs", "summaries", "user_records")
+_SESSION_TABLES = (
+    "event_chunks", "jobs", "summaries", "user_records", "stream_heads", "stream_parts",
+    "turn_queue", "turn_interrupts",
+)
 
 _KEY_WHERE = "user_id = ? AND app = ? AND session_id = ?"
 

@@ -22,8 +22,17 @@ DONE_FRAME = b"data: [DONE]\n\n"
 TEXT_PART_SEPARATOR = "\n\n"
 
 
+def encode_part(part: UIPart) -> str:
+    """A part as the JSON text of its SSE frame (one line: JSON escapes every newline)."""
+    return json.dumps(part, ensure_ascii=False, separators=(",", ":"))
+
+
+def sse_data(encoded: str) -> bytes:
+    return f"data: {encoded}\n\n".encode()
+
+
 def sse_frame(part: UIPart) -> bytes:
-    return f"data: {json.dumps(part, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+    return sse_data(encode_part(part))
 
 
 def data_part(name: str, data: Any, *, transient: bool = False) -> UIPart:
@@ -33,8 +42,13 @@ def data_part(name: str, data: Any, *, transient: bool = False) -> UIPart:
     return part
 
 
-def error_part(text: str) -> UIPart:
-    return {"type": "error", "errorText": text}
+def error_part(text: str, code: str | None = None) -> UIPart:
+    """The AI SDK's error chunk; `code` (our stable error code) is an extra key, which its
+    schema allows (a loose object), so a client can tell e.g. `commit_outcome_unknown` apart."""
+    part: UIPart = {"type": "error", "errorText": text}
+    if code is not None:
+        part["code"] = code
+    return part
 
 
 def _visible_text(event: Event) -> str:

@@ -1,14 +1,18 @@
 """The CLI's operator commands, run as a person would: the installed `confidant` program on the
-embedded store (ingest, migrate, jobs sweep, jobs failures)."""
+embedded store (ingest, migrate, jobs sweep, failures and replay)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
 
 from confidant.cli.exits import ExitCode
+from confidant.jobs.effects import JobOutcome
+from confidant.jobs.service import JobService
 from tests.e2e.conftest import REPO, base_env
+from tests.support.job_runtime import bus_of, job_runtime, say
 
 CONFIDANT = str(REPO / ".venv/bin/confidant")
 
@@ -40,6 +44,41 @@ def test_jobs_sweep_and_failures_report_on_the_embedded_outbox(tmp_path) -> None
     assert json.loads(swept.stdout) == {"republished": 0, "failed": 0}
     failures = _run(tmp_path, "jobs", "failures", "--json")
     assert failures.returncode == ExitCode.OK and failures.stdout == ""
+
+
+def test_jobs_replay_runs_a_poison_job_once_after_its_handler_is_deployed(tmp_path) -> None:
+    [job_id] = asyncio.run(_poison_emotion_job(tmp_path))
+    planned = _run(tmp_path, "jobs", "replay", "--dry-run", "--json")
+    assert planned.returncode == ExitCode.OK, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert [job["job_id"] for job in plan["jobs"]] == [job_id] and plan["published"] == 0
+
+    replayed = _run(tmp_path, "jobs", "replay", "--json")
+    assert replayed.returncode == ExitCode.OK, replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["published"] == 1 and report["outcomes"] == {job_id: "done"}
+    assert asyncio.run(_emotion_count(tmp_path)) == 1  # the snapshot the user can now see
+
+    again = _run(tmp_path, "jobs", "replay", "--job-id", job_id)
+    assert again.returncode == ExitCode.PARTIAL  # asked for a job that is no longer stuck
+    assert "not replayable" in again.stderr
+    assert asyncio.run(_emotion_count(tmp_path)) == 1
+
+
+async def _poison_emotion_job(tmp_path: Path) -> list[str]:
+    """A real turn whose emotion job meets a worker deployed without that handler."""
+    async with job_runtime("sqlite", tmp_path, sqlite_path=str(tmp_path / "ops.db")) as runtime:
+        await say(runtime, "ops-user", "s", "I feel anxious about the exam")
+        [job] = bus_of(runtime).of_kind("emotion")
+        outcome = await JobService(runtime.job_service.deps, handlers={}).handle(job)
+        assert outcome is JobOutcome.POISON
+        return [job.job_id]
+
+
+async def _emotion_count(tmp_path: Path) -> int:
+    async with job_runtime("sqlite", tmp_path, sqlite_path=str(tmp_path / "ops.db")) as runtime:
+        found = await runtime.job_store.emotions("ops-user", app="onemind", session_id="s", limit=5)
+        return len(found)
 
 
 def test_migrate_dry_run_on_an_empty_store(tmp_path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,6 +19,7 @@ from google.cloud import firestore
 from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
+from tests.support.fault_proxy import FaultProxy
 from tests.support.push import create_job_topics, functions_command
 from tests.support.sse import parse_frames
 
@@ -36,7 +38,7 @@ def job_server(
     """`start(target)`: a functions-framework server of the `jobs` or `sweep` target."""
     servers: list[Server] = []
 
-    def start(target: str) -> Server:
+    def start(target: str, **overrides: str) -> Server:
         port = free_port()
         env = base_env(
             CONFIDANT_STORE="firestore",
@@ -50,6 +52,7 @@ def job_server(
             FIRESTORE_EMULATOR_HOST=firestore_emulator,
             PUBSUB_EMULATOR_HOST=pubsub_emulator,
         )
+        env.update(overrides)
         server = start_server(functions_command(target, port), env, port)
         servers.append(server)
         return server
@@ -176,3 +179,61 @@ def test_pubsub_down_during_a_turn_then_the_sweep_publishes_the_jobs(
     assert _eventually(lambda: _emotions(db, uid))
     summary = _eventually(lambda: _summary(db, uid, "s1"))
     assert summary["covers_seq"] == 1 and "Lyon" in summary["text"]  # user + reply: seqs 0, 1
+
+
+def _jobs(db: firestore.Client, uid: str) -> list[dict]:
+    return [d.to_dict() for d in db.collection("jobs").where("user_id", "==", uid).stream()]
+
+
+def _turn_jobs(db: firestore.Client, uid: str, turn: int) -> list[dict]:
+    return [j for j in _jobs(db, uid) if f'"turn":{turn}' in j["job"]]
+
+
+def test_pubsub_lost_at_publish_then_the_sweep_publishes_each_job_once(
+    cloud_server, job_server, token_issuer, prefix, pubsub_emulator
+) -> None:  # type: ignore[no-untyped-def]
+    jobs = job_server("jobs")
+    _push_to(jobs, prefix)
+    db = _db()
+    uid = f"publish-{uuid.uuid4().hex[:8]}"
+    token = token_issuer.issue(uid)
+    with FaultProxy(pubsub_emulator) as proxy:
+        chat = cloud_server(
+            CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
+            PUBSUB_EMULATOR_HOST=proxy.host,
+            CONFIDANT_JOB_PUBLISH_TIMEOUT_S="3",
+            CONFIDANT_STORE_TIMEOUT_S="30",  # a cold first turn on a loaded machine
+        )
+        _say(chat, token, "s1", "I have a sister in Lyon")  # published: the connection is live
+        _eventually(lambda: {j["status"] for j in _turn_jobs(db, uid, 1)} == {"done"})
+
+        proxy.blackhole()  # Pub/Sub stops answering: the next publish hangs, then fails
+        parts = _say(chat, token, "s1", "I have a brother in Oslo")  # reply and commit succeed
+        assert parts[-1]["type"] == "finish"
+        pending = _turn_jobs(db, uid, 2)
+        assert sorted(j["kind"] for j in pending) == sorted(KINDS)  # in the outbox, committed
+        time.sleep(4)  # past the publish timeout
+        assert {j["status"] for j in _turn_jobs(db, uid, 2)} == {"pending"}
+        assert len(_emotions(db, uid)) == 1  # nothing of the second turn was delivered
+        # The instance goes away before Pub/Sub is back (as a scaled-in instance would): only
+        # the sweep can publish the jobs now.
+        stop_server(chat)
+
+    # Pub/Sub is back (the sweep talks to the emulator itself). Other tests' stale entries
+    # share this outbox: a limit above them all, so this user's are in the sweep.
+    sweep = job_server("sweep", CONFIDANT_SWEEP_LIMIT="10000")
+    first = httpx.post(f"{sweep.base_url}/", timeout=60)
+    assert first.status_code == 200 and first.json()["republished"] >= len(KINDS), first.text
+    # A second sweep before the handlers finish republishes them again: still one effect.
+    assert httpx.post(f"{sweep.base_url}/", timeout=60).status_code == 200
+    _eventually(lambda: {j["status"] for j in _turn_jobs(db, uid, 2)} == {"done"}, 120)
+    log = Path(chat.log_path).read_text(errors="replace")
+    assert "publishing post-turn jobs failed" in log  # the fault did hit the publish
+    # Exactly one effect per job: one emotion snapshot per turn, each fact once, the summary
+    # covering both turns (every event of the session).
+    assert len(_emotions(db, uid)) == 2
+    facts = _facts(db, uid)
+    assert "I have a brother in Oslo" in facts and len(set(facts)) == len(facts), facts
+    session = db.document(f"users/{uid}/apps/onemind/sessions/s1").get()
+    assert _summary(db, uid, "s1")["covers_seq"] == session.get("next_seq") - 1
+    assert len(_jobs(db, uid)) == 2 * len(KINDS)

@@ -69,7 +69,13 @@ def test_firestore_down_before_the_lease_is_a_clear_503_and_the_session_goes_on(
     token = token_issuer.issue("store-fault-user")
     try:
         first = _chat(server, token, "s", "first")
-        assert first.status_code == 200
+        # A cold first turn on a loaded machine (a fresh emulator's first queries) may pass the
+        # store timeout: a clear 503 (or 409 while that attempt's lease lives) that stores nothing.
+        deadline = time.monotonic() + 60
+        while first.status_code in (409, 503) and time.monotonic() < deadline:
+            time.sleep(1)
+            first = _chat(server, token, "s", "first")
+        assert first.status_code == 200, first.text
         parts, done = parse_frames(first.text)
         assert done and parts[-1]["type"] == "finish"
         reply = streamed_text(parts)

@@ -12,6 +12,7 @@ import json
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -154,6 +155,46 @@ def test_a_second_message_while_answering_shows_still_answering(page, tmp_path) 
     finally:
         if other_tab.is_alive():
             other_tab.join(30)
+        stop_server(slow)
+
+
+def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    headers = {"X-User-Id": "web-reload"}
+    try:
+        open_session(page, slow, "reload", "web-reload")
+        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+        page.get_by_test_id("send").click()
+        page.wait_for_function(
+            "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
+            timeout=20_000,
+        )
+        page.reload()  # mid-reply: the page loses its stream; the turn goes on on the server
+        page.get_by_test_id("app-picker").wait_for()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            session = httpx.get(
+                f"{slow.base_url}/v1/sessions/reload", params={"app": "onemind"}, headers=headers
+            ).json()
+            if not session["session"]["busy"] and session["events"]:
+                break
+            time.sleep(0.3)
+        reply = " ".join(
+            part.get("text", "")
+            for event in session["events"]
+            if event["author"] != "user"
+            for part in (event.get("content") or {}).get("parts", [])
+        ).split()
+        # The reloaded page resumed the reply (GET /v1/chat/{id}/stream) and shows all of it.
+        page.wait_for_function(
+            "expected => [...document.querySelectorAll('.message.assistant')].some("
+            "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
+            arg=" ".join(reply[-6:]),
+            timeout=20_000,
+        )
+        assert page.locator(".message.assistant").count() == 1
+        assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+    finally:
         stop_server(slow)
 
 

@@ -66,8 +66,12 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "retry_max_delay": "as retry_delays",
     "model_timeout_s": "as retry_delays",
     "store_timeout_s": "a bounded wait for the lease before a clear 503; no deployment reason",
+    "commit_timeout_s": "a bounded wait for the commit before commit_outcome_unknown; no "
+    "deployment reason",
     "default_app": "product default; extra_env overrides",
-    "busy_wait_s": "used only with busy_policy=wait; extra_env overrides",
+    "busy_wait_s": "how long wait/enqueue/interrupt wait; product default; extra_env overrides",
+    "busy_poll_s": "a quarter second bounds an interrupt's delay at one small read per poll; "
+    "extra_env overrides",
     "web_ui": "the web page has no Firebase sign-in yet, so it stays off in the cloud",
     "otlp_endpoint": "the cloud exports to Cloud Trace (CONFIDANT_TRACE_EXPORTER=cloudtrace)",
     "langfuse_host": "Langfuse export is opt-in; extra_env and a secret set it",
@@ -114,8 +118,22 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "event_cache_size": "per-process cache size; fits the services' 1 GiB",
     "max_message_chars": "API limit, the same everywhere",
     "max_body_bytes": "API limit, the same everywhere",
+    "tiers": "the product's tiers and their daily limits, the same everywhere; extra_env overrides",
+    "default_tier": "as tiers",
+    "rate_limit_user_per_min": "API limit per instance, the same everywhere; extra_env overrides",
+    "rate_limit_user_burst": "as rate_limit_user_per_min",
+    "rate_limit_ip_per_min": "as rate_limit_user_per_min (armor.tf adds the edge limit)",
+    "rate_limit_ip_burst": "as rate_limit_user_per_min",
+    "max_llm_calls_per_turn": "platform cap per turn; app configs lower it at run time",
+    "max_tool_calls_per_turn": "as max_llm_calls_per_turn",
     "default_locale": "product default; extra_env overrides",
     "k_service": "Cloud Run sets K_SERVICE itself",
+    "stream_retention_s": "resumable-stream product default (10 min); the documents carry their "
+    "own expire_at, so the TTL policies need no value; extra_env overrides",
+    "stream_flush_s": "log write batching, the same on every deployment; extra_env overrides",
+    "stream_max_parts": "per-turn log bound, sized under Firestore's document limit",
+    "stream_max_bytes": "as stream_max_parts",
+    "stream_poll_s": "how often a resumed stream polls the log; extra_env overrides",
 }
 
 # Environment variables read by something other than Settings or our own os.environ reads.
@@ -261,6 +279,10 @@ def env_value(expression: str) -> str:
     if conditional:  # `var.x == null ? "a" : "b"` with x's default
         unset = tf.variable_default(tf.MODULE, conditional.group(1)) is None
         return str(tf.literal(conditional.group(2 if unset else 3)))
+    switch = re.fullmatch(r'\$?\{?var\.(\w+) \? (".*?") : (".*?")\}?', text)
+    if switch:  # `var.flag ? "a" : "b"` with flag's default
+        on = tf.variable_default(tf.MODULE, switch.group(1)) is True
+        return str(tf.literal(switch.group(2 if on else 3)))
     return "p"  # any other expression (project ids, resource names): a placeholder string
 
 

@@ -46,7 +46,8 @@ async def job_runtime(backend: str, tmp_path: Any, **overrides: Any) -> AsyncIte
             **overrides,
         )
     else:
-        settings = Settings(sqlite_path=str(tmp_path / "jobs.db"), model="offline", **overrides)
+        defaults = {"sqlite_path": str(tmp_path / "jobs.db"), "model": "offline"}
+        settings = Settings(**(defaults | overrides))
     runtime = build_runtime(settings)
     runtime.chat.jobs = RecordingBus()
     try:

@@ -98,11 +98,15 @@ export function App() {
             .join("");
           return { body: { ...body, session_id: id, message } };
         },
+        // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
+        prepareReconnectToStreamRequest: ({ id }) => ({
+          api: `/v1/chat/${encodeURIComponent(id)}/stream?app=${encodeURIComponent(picks.current.app)}`,
+        }),
       }),
     [],
   );
 
-  const { messages, setMessages, sendMessage, status, error, clearError } = useChat({
+  const { messages, setMessages, sendMessage, resumeStream, status, error, clearError } = useChat({
     id: sessionId,
     transport,
     onData: (part) => {
@@ -162,6 +166,10 @@ export function App() {
         if (!live) return;
         setMessages(eventsToMessages(events));
         setRestoredProgress(session.progress ?? null);
+        // A reply still being answered (the page was reloaded mid-reply, or another tab sent
+        // it): follow it to its end. Only then: `useChat({ resume: true })` would also replay a
+        // reply that just finished, which the history above already shows.
+        if (session.busy) void resumeStream();
       })
       .catch(() => live && setMessages([])); // 404: a new session
     void refreshSessions();

@@ -15,7 +15,8 @@ locals {
     "run.googleapis.com",
     "secretmanager.googleapis.com",
     "storage.googleapis.com",
-    ], var.use_vertex ? ["aiplatform.googleapis.com"] : ["generativelanguage.googleapis.com"]
+    ], var.use_vertex ? ["aiplatform.googleapis.com"] : ["generativelanguage.googleapis.com"],
+    var.armor_enabled ? ["compute.googleapis.com"] : [],
   ))
 }
 

@@ -23,7 +23,10 @@ locals {
       CONFIDANT_CORS_ORIGINS        = jsonencode(var.cors_origins)
       CONFIDANT_TRACE_EXPORTER      = "cloudtrace"
       CONFIDANT_LOG_FORMAT          = "json"
-      GOOGLE_CLOUD_PROJECT          = var.project_id
+      # The client's address in X-Forwarded-For: the right-most entry, or the one before the
+      # load balancer's own when Cloud Armor's load balancer is in front (armor.tf).
+      CONFIDANT_FORWARDED_HOPS = var.armor_enabled ? "2" : "1"
+      GOOGLE_CLOUD_PROJECT     = var.project_id
       # taskflow (issue 12): Notion as the task system when a database is configured; artifacts.
       CONFIDANT_TASKS            = var.notion_database_id == null ? "local" : "notion"
       CONFIDANT_ARTIFACTS_BUCKET = google_storage_bucket.artifacts.name
@@ -41,8 +44,9 @@ locals {
 
   services = {
     chat = {
-      # Apps call it directly with a Firebase ID token, verified in-app (CONFIDANT_AUTH=firebase).
-      ingress     = "INGRESS_TRAFFIC_ALL"
+      # Apps call it directly with a Firebase ID token, verified in-app (CONFIDANT_AUTH=firebase);
+      # with Cloud Armor (armor.tf) only through its load balancer, so nothing bypasses it.
+      ingress     = var.armor_enabled ? "INGRESS_TRAFFIC_INTERNAL_LOAD_BALANCER" : "INGRESS_TRAFFIC_ALL"
       public      = var.chat_public
       min         = var.chat_min_instances
       max         = var.chat_max_instances

@@ -169,6 +169,21 @@ resource "google_firestore_field" "job_failures_expire_at" {
   index_config {}
 }
 
+# Resumable streams (confidant/streaming/firestore_log.py): a turn's stream head
+# (sessions/{sid}/streams/{turn}) and its part batches (…/streams/{turn}/stream_parts/{first}) carry
+# expire_at = the turn's start + CONFIDANT_STREAM_RETENTION_S; Firestore deletes them after it.
+resource "google_firestore_field" "stream_expire_at" {
+  for_each = toset(["streams", "stream_parts"])
+
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = each.value
+  field      = "expire_at"
+
+  ttl_config {}
+  index_config {}
+}
+
 resource "google_firestore_field" "unindexed" {
   for_each = {
     for item in var.firestore_unindexed_fields : "${item.collection}.${item.field}" => item

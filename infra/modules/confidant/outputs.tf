@@ -57,3 +57,8 @@ output "wisdom_ingest_service_account" {
   description = "Run confidant-ingest as this account (gcloud ... --impersonate-service-account)."
   value       = one(google_service_account.ingest[*].email)
 }
+
+output "armor_ip" {
+  description = "With armor_enabled: the load balancer's address (armor_domain's DNS A record)."
+  value       = var.armor_enabled ? google_compute_global_address.chat[0].address : null
+}

@@ -79,6 +79,8 @@ variable "firestore_unindexed_fields" {
     # content; versions are listed by `version` only (single-field, no composite index).
     { collection = "agent_configs", field = "config" },
     { collection = "versions", field = "config" },
+    # Resumable streams: a batch's encoded parts are read by document, never queried.
+    { collection = "stream_parts", field = "parts" },
   ]
 }
 
@@ -225,9 +227,13 @@ variable "model_api_key_secret_id" {
 }
 
 variable "busy_policy" {
-  description = "CONFIDANT_BUSY_POLICY: a second message on a busy session is rejected (409) or waits."
+  description = "CONFIDANT_BUSY_POLICY: a message on a busy session: reject (409), wait, interrupt or enqueue."
   type        = string
   default     = "reject"
+  validation {
+    condition     = contains(["reject", "wait", "interrupt", "enqueue"], var.busy_policy)
+    error_message = "busy_policy must be reject, wait, interrupt or enqueue."
+  }
 }
 
 variable "cors_origins" {
@@ -343,4 +349,29 @@ variable "wisdom_ingest_members" {
   description = "Principals allowed to run the ingestion as its service account (e.g. \"user:you@example.com\")."
   type        = list(string)
   default     = []
+}
+
+# Cloud Armor (armor.tf, issue 14): a load balancer with a per-IP rate limit before the chat service.
+variable "armor_enabled" {
+  description = "Put the chat service behind an external Application Load Balancer with a Cloud Armor per-IP rate limit (needs armor_domain)."
+  type        = bool
+  default     = false
+}
+
+variable "armor_domain" {
+  description = "The domain the apps call when armor_enabled (the load balancer's managed certificate)."
+  type        = string
+  default     = null
+}
+
+variable "armor_rate_limit_count" {
+  description = "Requests per client IP per armor_rate_limit_interval_s before Cloud Armor answers 429."
+  type        = number
+  default     = 600
+}
+
+variable "armor_rate_limit_interval_s" {
+  description = "The rate limit's interval (Cloud Armor accepts 10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700 or 3600)."
+  type        = number
+  default     = 60
 }

@@ -20,8 +20,9 @@ from confidant.chat.context import (
     ContextRequest,
     load_context,
 )
+from confidant.cli import operations
 from confidant.embeddings import HashedEmbedder
-from confidant.jobs.effects import JobEffect, JobOutcome, PutSummary
+from confidant.jobs.effects import REPLAYABLE_STATUSES, JobEffect, JobOutcome, PutSummary
 from confidant.jobs.extractor import Extractor
 from confidant.jobs.handlers import FACT_KIND
 from confidant.jobs.service import JobDeps, JobService
@@ -159,6 +160,43 @@ async def test_poison_messages_are_acknowledged_and_recorded(runtime: Runtime) -
     # Marked: a redelivery of the poison job is not retried either.
     assert await runtime.job_store.job_status(no_text) == "poison"
     assert await runtime.job_service.handle(no_text) is JobOutcome.DUPLICATE
+
+
+async def test_poison_and_abandoned_jobs_are_replayed_once_their_cause_is_fixed(
+    runtime: Runtime,
+) -> None:
+    user = new_user()
+    await say(runtime, user, "s", "I am tired of my commute")
+    [emotion_job] = bus_of(runtime).of_kind("emotion")
+    [summary_job] = bus_of(runtime).of_kind("summary")
+    # A worker deployed without the emotion handler (version skew) marks the job poison.
+    skewed = JobService(runtime.job_service.deps, handlers={})
+    assert await skewed.handle(emotion_job) is JobOutcome.POISON
+    # The summary job is republished by the sweep until it is abandoned.
+    await runtime.job_store.note_swept([summary_job.job_id], max_sweeps=1)
+    assert await runtime.job_store.job_status(summary_job) == "abandoned"
+
+    stuck = await runtime.job_store.stuck_jobs(statuses=REPLAYABLE_STATUSES, limit=10)
+    assert {job.job_id for job in stuck} >= {emotion_job.job_id, summary_job.job_id}
+    only_poison = await runtime.job_store.stuck_jobs(statuses=["poison"], limit=10)
+    assert summary_job.job_id not in {job.job_id for job in only_poison}
+
+    ids = [emotion_job.job_id, summary_job.job_id]
+    assert sorted(await runtime.job_store.requeue(ids, statuses=REPLAYABLE_STATUSES)) == sorted(ids)
+    assert await runtime.job_store.job_status(emotion_job) == "pending"
+    # The fixed worker runs them as first deliveries: one effect each.
+    assert await runtime.job_service.handle(emotion_job) is JobOutcome.DONE
+    assert await runtime.job_service.handle(summary_job) is JobOutcome.DONE
+    assert len(await runtime.job_store.emotions(user, app=APP, session_id="s", limit=5)) == 1
+    assert await runtime.job_store.summary(user, APP, "s") is not None
+    # Done jobs are not replayable: a second replay requeues nothing and changes nothing.
+    assert await runtime.job_store.requeue(ids, statuses=REPLAYABLE_STATUSES) == []
+    assert await runtime.job_service.handle(emotion_job) is JobOutcome.DUPLICATE
+    assert len(await runtime.job_store.emotions(user, app=APP, session_id="s", limit=5)) == 1
+
+
+def test_the_cli_offers_exactly_the_replayable_statuses() -> None:
+    assert operations.REPLAYABLE_STATUSES == REPLAYABLE_STATUSES
 
 
 class _FailingModel(BaseLlm):

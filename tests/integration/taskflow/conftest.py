@@ -45,6 +45,9 @@ def notion() -> Iterator[FakeNotion]:
 async def notion_runtime(tmp_path, notion) -> AsyncIterator[tuple[httpx.AsyncClient, Runtime]]:  # type: ignore[no-untyped-def]
     settings = Settings(
         sqlite_path=str(tmp_path / "confidant.db"),
+        # Fifty runs by one user in seconds: rate limits are not what is tested here.
+        rate_limit_user_per_min=0,
+        rate_limit_ip_per_min=0,
         model="offline",
         tasks="notion",
         notion_token=TOKEN,

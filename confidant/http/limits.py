@@ -1,0 +1,59 @@
+"""Request rate limits at the HTTP edge: per client IP before identity, per user after it.
+
+A crisis message is never refused: when a POST would be refused, its body is read (within the
+body limit; the route then reuses it) and a chat message showing crisis risk goes through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+
+from confidant.errors import ConfidantError, TooManyRequestsError
+from confidant.quota.crisis import body_message, is_crisis
+from confidant.quota.rate import RateLimiter, client_ip
+from confidant.settings import Settings
+
+
+@dataclass
+class RequestLimits:
+    per_ip: RateLimiter
+    per_user: RateLimiter
+    behind_google: bool
+    hops: int
+    max_body_bytes: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RequestLimits:
+        return cls(
+            per_ip=RateLimiter(settings.rate_limit_ip_per_min, settings.rate_limit_ip_burst),
+            per_user=RateLimiter(settings.rate_limit_user_per_min, settings.rate_limit_user_burst),
+            behind_google=settings.k_service is not None,
+            hops=settings.forwarded_hops,
+            max_body_bytes=settings.max_body_bytes,
+        )
+
+    async def check_ip(self, request: Request) -> None:
+        peer = request.client.host if request.client else None
+        ip = client_ip(request.headers, peer, behind_google=self.behind_google, hops=self.hops)
+        wait = self.per_ip.take(ip)
+        if wait is not None:
+            await self._refuse(request, wait, "too many requests from this address")
+
+    async def check_user(self, request: Request, user_id: str) -> None:
+        wait = self.per_user.take(user_id)
+        if wait is not None:
+            await self._refuse(request, wait, "too many requests from this account")
+
+    async def _refuse(self, request: Request, wait_s: int, reason: str) -> None:
+        if request.method == "POST":
+            from confidant.http.routing import read_json  # the route reads the same, cached body
+
+            try:
+                body = await read_json(request, self.max_body_bytes)
+            except ConfidantError:
+                body = None  # not a chat message: refused for the rate
+            if is_crisis(body_message(body)):
+                return
+        raise TooManyRequestsError(f"{reason}; try again in {wait_s} s", retry_after_s=wait_s)

@@ -1,0 +1,1 @@
+"""Quotas and limits (issue 14): daily usage by tier, request rates, caps per turn."""

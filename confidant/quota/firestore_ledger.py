@@ -1,0 +1,66 @@
+"""The usage ledger in Firestore: `users/{uid}/usage/{YYYY-MM-DD}` = {turns, tokens}.
+
+Admission is one write, not a transaction: `Increment(1)` on the day's turns (and `Increment(0)`
+on its tokens) is applied atomically by the server, which returns the values after the write.
+Every concurrent admission therefore sees a distinct turn count; the ones past the limit are
+refused and take their count back with `Increment(-1)`. The count never exceeds the number of
+admitted turns plus those in the middle of being refused, so at most `max_turns` are admitted,
+and under contention nothing retries (a transaction per admission would abort and retry on one
+hot document). A refusal whose take-back is lost (the store fails between the two writes)
+over-counts by one turn until the day ends.
+"""
+
+from __future__ import annotations
+
+from google.cloud import firestore
+from google.cloud.firestore_v1 import Increment
+
+from confidant.ports import DailyUsage
+
+USERS = "users"
+USAGE = "usage"
+_TURNS, _TOKENS = "turns", "tokens"
+# The server returns transform results in field-path order (the client sorts the transforms).
+_TRANSFORM_ORDER = sorted((_TURNS, _TOKENS))
+
+
+class FirestoreUsageLedger:
+    def __init__(self, client: firestore.AsyncClient) -> None:
+        self.client = client
+
+    def _doc(self, user_id: str, day: str) -> firestore.AsyncDocumentReference:
+        return self.client.collection(USERS).document(user_id).collection(USAGE).document(day)
+
+    async def admit(
+        self, user_id: str, day: str, *, max_turns: int | None, max_tokens: int | None
+    ) -> tuple[bool, DailyUsage]:
+        ref = self._doc(user_id, day)
+        result = await ref.set({_TURNS: Increment(1), _TOKENS: Increment(0)}, merge=True)
+        values = dict(zip(_TRANSFORM_ORDER, result.transform_results, strict=True))
+        turns, tokens = int(values[_TURNS].integer_value), int(values[_TOKENS].integer_value)
+        admitted = (max_turns is None or turns <= max_turns) and (
+            max_tokens is None or tokens < max_tokens
+        )
+        if not admitted:
+            await ref.update({_TURNS: Increment(-1)})
+            # Other refusals may not have taken theirs back yet: admitted turns are at most this.
+            turns = turns - 1 if max_turns is None else min(turns - 1, max_turns)
+        return admitted, DailyUsage(day=day, turns=turns, tokens=tokens)
+
+    async def release_turn(self, user_id: str, day: str) -> None:
+        await self._doc(user_id, day).update({_TURNS: Increment(-1)})
+
+    async def charge_tokens(self, user_id: str, day: str, tokens: int) -> None:
+        await self._doc(user_id, day).set({_TOKENS: Increment(tokens)}, merge=True)
+
+    async def usage(self, user_id: str, day: str) -> DailyUsage:
+        snapshot = await self._doc(user_id, day).get()
+        data = snapshot.to_dict() or {}
+        return DailyUsage(day=day, turns=data.get(_TURNS, 0), tokens=data.get(_TOKENS, 0))
+
+    async def delete_user(self, user_id: str) -> int:
+        usage = self.client.collection(USERS).document(user_id).collection(USAGE)
+        return await self.client.recursive_delete(usage)
+
+    async def close(self) -> None:
+        """The Firestore client is the session store's; it closes it."""

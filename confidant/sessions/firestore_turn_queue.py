@@ -1,0 +1,73 @@
+"""The turn queue (confidant/sessions/turn_queue.py) on Firestore."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.cloud import firestore
+
+from confidant.sessions.firestore_store import APPS, SESSIONS, USERS
+from confidant.sessions.records import SessionKey
+
+TURN_QUEUE = "turn_queue"  # sessions/{sid}/turn_queue/{ticket}
+TURN_CONTROL = "turn_control"  # sessions/{sid}/turn_control/interrupt
+INTERRUPT = "interrupt"
+
+
+class FirestoreTurnQueue:
+    """Documents under the session document (deleted with it): one per ticket, and one
+    interrupt request. Each operation is one document write or one small query, never a
+    transaction, so waiters do not contend with each other."""
+
+    def __init__(self, client: firestore.AsyncClient) -> None:
+        self._client = client
+
+    def _session(self, key: SessionKey) -> firestore.AsyncDocumentReference:
+        return (
+            self._client.collection(USERS)
+            .document(key.user_id)
+            .collection(APPS)
+            .document(key.app)
+            .collection(SESSIONS)
+            .document(key.session_id)
+        )
+
+    def _interrupt(self, key: SessionKey) -> firestore.AsyncDocumentReference:
+        return self._session(key).collection(TURN_CONTROL).document(INTERRUPT)
+
+    async def join(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
+        await (
+            self._session(key)
+            .collection(TURN_QUEUE)
+            .document(ticket)
+            .create({"joined": firestore.SERVER_TIMESTAMP, "expires": now + ttl_s})
+        )
+
+    async def line(self, key: SessionKey, *, now: float) -> list[str]:
+        query = self._session(key).collection(TURN_QUEUE).order_by("joined")
+        tickets: list[str] = []
+        async for snap in query.stream():
+            doc: dict[str, Any] = snap.to_dict() or {}
+            if doc.get("expires", 0.0) > now:
+                tickets.append(snap.id)
+        return tickets
+
+    async def refresh(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
+        ref = self._session(key).collection(TURN_QUEUE).document(ticket)
+        with contextlib.suppress(gexc.NotFound):  # already gone: `line` no longer lists it
+            await ref.update({"expires": now + ttl_s})
+
+    async def leave(self, key: SessionKey, ticket: str) -> None:
+        await self._session(key).collection(TURN_QUEUE).document(ticket).delete()
+
+    async def request_interrupt(self, key: SessionKey, holder: str) -> None:
+        await self._interrupt(key).set({"holder": holder})
+
+    async def interrupt_requested(self, key: SessionKey) -> str | None:
+        snap = await self._interrupt(key).get()
+        return snap.get("holder") if snap.exists else None
+
+    async def clear_interrupt(self, key: SessionKey) -> None:
+        await self._interrupt(key).delete()

@@ -1,0 +1,144 @@
+"""How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
+
+`tests/data/crisis_heldout.jsonl` was written and committed (frozen) before the detector was
+changed for it, and nothing is tuned on it: the floors below are what the detectors
+measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from agents.safety import CrisisDetector
+from agents.safety.detector import MODEL
+from agents.safety.ngram import load_model
+from agents.safety.normalise import normalise
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+HELD_OUT = DATA / "crisis_heldout.jsonl"
+# Everything the lexicon or the model was written or trained on.
+TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
+# Measured on the held-out set (docs/safety.md): (risky caught, risky, benign fired, benign),
+# for the default detector (the lexicon) and with the opt-in n-gram model.
+FLOORS = {"en": (80, 107, 7, 105), "zh": (78, 103, 7, 101)}
+MODEL_FLOORS = {"en": (99, 107, 20, 105), "zh": (88, 103, 10, 101)}
+
+
+def _cases(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def held_out() -> list[dict]:
+    return _cases(HELD_OUT)
+
+
+@pytest.fixture(scope="module")
+def detector() -> CrisisDetector:
+    return CrisisDetector(model=load_model())
+
+
+@pytest.fixture(scope="module")
+def lexicon_only() -> CrisisDetector:
+    return CrisisDetector()
+
+
+def test_the_held_out_set_is_large_balanced_and_disjoint_from_what_was_tuned_on(
+    held_out: list[dict],
+) -> None:
+    assert len(held_out) >= 400
+    assert len({case["text"] for case in held_out}) == len(held_out)
+    by_lang = Counter((case["lang"], case["risky"]) for case in held_out)
+    for lang in ("en", "zh"):
+        assert 0.4 <= by_lang[lang, True] / (by_lang[lang, True] + by_lang[lang, False]) <= 0.6
+    tuned = {case["text"] for name in TUNED_ON for case in _cases(DATA / name)}
+    assert tuned.isdisjoint(case["text"] for case in held_out)
+
+
+@pytest.mark.parametrize(
+    ("lang", "with_model"), [("en", False), ("zh", False), ("en", True), ("zh", True)]
+)
+def test_held_out_recall_and_false_alarms_stay_at_the_measured_floor(
+    detector: CrisisDetector,
+    lexicon_only: CrisisDetector,
+    held_out: list[dict],
+    lang: str,
+    with_model: bool,
+) -> None:
+    caught_floor, risky_total, fired_ceiling, benign_total = (
+        MODEL_FLOORS if with_model else FLOORS
+    )[lang]
+    detector = detector if with_model else lexicon_only
+    risky = [c["text"] for c in held_out if c["lang"] == lang and c["risky"]]
+    benign = [c["text"] for c in held_out if c["lang"] == lang and not c["risky"]]
+    assert (len(risky), len(benign)) == (risky_total, benign_total)  # the set is frozen
+    caught = sum(detector.detect(text).risky for text in risky)
+    fired = sum(detector.detect(text).risky for text in benign)
+    assert caught >= caught_floor
+    assert fired <= fired_ceiling
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_ngram_layer_catches_more_unseen_phrasings_than_the_lexicon_alone(
+    detector: CrisisDetector, lexicon_only: CrisisDetector, held_out: list[dict], lang: str
+) -> None:
+    risky = [c["text"] for c in held_out if c["lang"] == lang and c["risky"]]
+    by_lexicon = sum(lexicon_only.detect(text).risky for text in risky)
+    with_model = sum(detector.detect(text).risky for text in risky)
+    assert with_model > by_lexicon
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "honestly i am so ready for all of it to be over, for good this time",
+        "已经准备好离开大家了",
+    ],
+)
+def test_the_model_fires_where_the_lexicon_is_silent_and_names_its_window(
+    detector: CrisisDetector, message: str
+) -> None:
+    assert not CrisisDetector().detect(message).risky
+    detection = detector.detect(message)
+    assert detection.risky
+    assert detection.signals == (MODEL,)
+    (match,) = detection.matches
+    assert detection.view[match.start : match.end] == match.text
+
+
+def test_the_model_does_not_overrule_what_the_lexicon_held_back(detector: CrisisDetector) -> None:
+    detection = detector.detect("I'm not suicidal, just tired")
+    assert not detection.risky
+    assert {why for _, why in detection.held_back} == {"negated"}
+
+
+def test_a_risky_sentence_buried_in_a_long_message_fires_with_its_own_span(
+    detector: CrisisDetector,
+) -> None:
+    ordinary = "We talked about the project plan and the budget for next quarter. " * 12
+    buried = "Honestly I've decided to kill myself after the holidays. "
+    message = ordinary + buried + ordinary
+    detection = detector.detect(message)
+    assert detection.risky and "explicit_intent" in detection.signals
+    assert detection.view == normalise(message)
+    for match in detection.matches:
+        assert detection.view[match.start : match.end] == match.text
+        assert "kill myself" in match.text
+
+
+def test_a_long_ordinary_message_does_not_fire(detector: CrisisDetector) -> None:
+    message = "今天开会讨论了下个季度的预算和项目安排，大家都很认真。" * 30
+    detection = detector.detect(message)
+    assert not detection.risky and not detection.held_back
+
+
+def test_the_model_is_shipped_loaded_once_and_deterministic() -> None:
+    model = load_model()
+    assert model is not None and model is load_model()
+    assert 0.5 <= model.threshold < 1
+    view = normalise("感觉自己撑到头了，想走了")
+    assert model.riskiest(view) == model.riskiest(view)
