@@ -173,7 +173,11 @@ def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:
         else []
     )
     root = apply_agent_config(spec.build_root(deps, turn), config, deps, toolsets)
-    return App(name=spec.name, root_agent=root, plugins=[
-        *guard_plugins(deps),
-        *extra,
-    ])
+    return App(
+        name=spec.name,
+        root_agent=root,
+        plugins=[
+            *guard_plugins(deps),
+            *extra,
+        ],
+    )

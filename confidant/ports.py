@@ -148,6 +148,8 @@ class UsageLedger(Protocol):
     async def delete_user(self, user_id: str) -> int: ...
 
     async def close(self) -> None: ...
+
+
 class StreamHead(BaseModel):
     """One turn's persisted UI message stream: where it stands (the parts are stored beside it).
 

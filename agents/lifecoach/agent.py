@@ -61,7 +61,10 @@ class CoreInstruction:
     """Re-rendered on every model call: a tool's write shows in the very next call."""
 
     def __init__(
-        self, manifest: SkillManifest, draft: ProfileDraft, routing: ProtocolRouting | None,
+        self,
+        manifest: SkillManifest,
+        draft: ProfileDraft,
+        routing: ProtocolRouting | None,
         turn: TurnContext,
     ) -> None:
         self._manifest, self._draft, self._routing, self._turn = manifest, draft, routing, turn

@@ -16,8 +16,6 @@ class ProtocolAction(BaseModel):
     protocol_id: str | None = Field(default=None, pattern=r"^[a-z][a-z0-9_]{0,63}$")
 
 
-
-
 class LifecoachOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     skill: str | None = None

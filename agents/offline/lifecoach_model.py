@@ -163,11 +163,14 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     ):
         return _call("start_protocol", protocol_id=(last_call.args or {}).get("protocol_id"))
     for protocol_id, title in available:
-        if protocol_id in lowered or protocol_id.replace("_", " ") in lowered or (
-            title.lower() in lowered
+        if (
+            protocol_id in lowered
+            or protocol_id.replace("_", " ") in lowered
+            or (title.lower() in lowered)
         ):
-            return _call("show_protocol_invitation", protocol_id=protocol_id,
-                         reason="You asked for it.")
+            return _call(
+                "show_protocol_invitation", protocol_id=protocol_id, reason="You asked for it."
+            )
     if lowered.startswith("journal:"):
         return _call("append_to_list", path="journal", entry={"text": text[8:].strip()})
     if lowered.startswith("goal:"):
@@ -177,5 +180,3 @@ def plan_lifecoach_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     return ScriptedTurn(
         text=f'You said "{snippet(text)}". What would make this week feel like progress?'
     )
-
-

@@ -411,4 +411,3 @@ def plan_taskflow_turn(llm_request: LlmRequest) -> ScriptedTurn | None:
     else:
         return plan_orchestrator(llm_request, state)
     return ScriptedTurn(text=json.dumps(answer, ensure_ascii=False))
-

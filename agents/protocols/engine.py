@@ -109,15 +109,23 @@ class ProtocolRunner:
         if status is Status.COMPLETED:
             last = spec.step(spec.total_steps)
             return progress_payload(
-                spec.id, step=spec.total_steps, total_steps=spec.total_steps,
-                phase="completed", done=spec.total_steps, step_name=last.name,
+                spec.id,
+                step=spec.total_steps,
+                total_steps=spec.total_steps,
+                phase="completed",
+                done=spec.total_steps,
+                step_name=last.name,
             )
         step = spec.step(int(state["step"]))
         if phase is None:
             phase = status.value if status is Status.AWAITING_CONFIRMATION else step.phase
         return progress_payload(
-            spec.id, step=int(state["step"]), total_steps=spec.total_steps, phase=phase,
-            done=int(state["step"]) - 1, step_name=step.name,
+            spec.id,
+            step=int(state["step"]),
+            total_steps=spec.total_steps,
+            phase=phase,
+            done=int(state["step"]) - 1,
+            step_name=step.name,
         )
 
     # -- writing ------------------------------------------------------------------------------
@@ -129,7 +137,8 @@ class ProtocolRunner:
         spec = self.protocols.get(protocol_id)
         if spec is None:
             return error(
-                "unknown_protocol", f"no protocol {protocol_id!r} in skill {self.skill_id}",
+                "unknown_protocol",
+                f"no protocol {protocol_id!r} in skill {self.skill_id}",
                 available=sorted(self.protocols),
             )
         now = _iso(self.clock())
@@ -147,13 +156,22 @@ class ProtocolRunner:
             ops.append(SetOp((PAUSED, protocol_id), None))
         else:
             state = {
-                "id": spec.id, "step": 1, "total_steps": spec.total_steps, "started_at": now,
-                "updated_at": now, "data": {}, "summaries": {}, "completed": False,
+                "id": spec.id,
+                "step": 1,
+                "total_steps": spec.total_steps,
+                "started_at": now,
+                "updated_at": now,
+                "data": {},
+                "summaries": {},
+                "completed": False,
             }
         ops.append(SetOp((ACTIVE,), state))
         self._write(*ops)
-        return self._ok("started", resumed=isinstance(paused, dict),
-                        paused=current["id"] if current and not current.get("completed") else None)
+        return self._ok(
+            "started",
+            resumed=isinstance(paused, dict),
+            paused=current["id"] if current and not current.get("completed") else None,
+        )
 
     def resume(self) -> dict[str, Any]:
         """The user confirmed they want to go on after a timeout."""
@@ -195,7 +213,8 @@ class ProtocolRunner:
             return error(
                 "invalid_step_data",
                 f"step {number} ({step.name}) needs data matching its schema",
-                problems=problems, schema=step.schema_,
+                problems=problems,
+                schema=step.schema_,
             )
         try:
             check_value(step_data, field="step_data")
@@ -219,9 +238,16 @@ class ProtocolRunner:
         self._write(*ops)
         final = self.state() or {}
         report = render_report(spec, final)[:MAX_REPORT_CHARS]
-        self._write(SetOp((REPORTS, spec.id), {
-            "title": spec.title, "completed_at": _iso(now), "markdown": report,
-        }))
+        self._write(
+            SetOp(
+                (REPORTS, spec.id),
+                {
+                    "title": spec.title,
+                    "completed_at": _iso(now),
+                    "markdown": report,
+                },
+            )
+        )
         return self._ok("completed", summary=completion_summary(spec, final))
 
     def cancel(self, reason: Any) -> dict[str, Any]:
@@ -230,8 +256,13 @@ class ProtocolRunner:
             return error("no_active_protocol", "no protocol is in progress")
         progress = self.progress(phase="cancelled")
         self._write(SetOp((ACTIVE,), None))
-        return {"status": "ok", "result": "cancelled", "protocol_id": state["id"],
-                "reason": str(reason or "")[:MAX_SUMMARY_CHARS], "progress": progress}
+        return {
+            "status": "ok",
+            "result": "cancelled",
+            "protocol_id": state["id"],
+            "reason": str(reason or "")[:MAX_SUMMARY_CHARS],
+            "progress": progress,
+        }
 
     def _ok(self, result: str, **extra: Any) -> dict[str, Any]:
         spec, state = self.spec(), self.state()
@@ -239,8 +270,11 @@ class ProtocolRunner:
         if spec is not None and state is not None and not state.get("completed"):
             step = spec.step(int(state["step"]))
             out["current_step"] = {
-                "number": int(state["step"]), "name": step.name, "goal": step.goal,
-                "question": step.question, "schema": step.schema_,
+                "number": int(state["step"]),
+                "name": step.name,
+                "goal": step.goal,
+                "question": step.question,
+                "schema": step.schema_,
             }
         return out | {k: v for k, v in extra.items() if v is not None}
 
@@ -250,8 +284,9 @@ class ProtocolRunner:
         """The protocol part of the instruction (marker lines first, for parsers and tests)."""
         status = self.status()
         lines = [f"PROTOCOL_STATUS: {status.value}"]
-        available = "; ".join(f"{p.id} ({p.title}, {p.estimated_time})"
-                              for p in self.protocols.values())
+        available = "; ".join(
+            f"{p.id} ({p.title}, {p.estimated_time})" for p in self.protocols.values()
+        )
         if available:
             lines.append(f"AVAILABLE_PROTOCOLS: {available}")
         paused = [pid for pid in self.paused() if pid in self.protocols]
@@ -313,7 +348,7 @@ def _compact(value: Any) -> str:
 def completion_summary(spec: ProtocolSpec, state: Mapping[str, Any]) -> str:
     summaries = state.get("summaries") or {}
     parts = [summaries.get(f"step_{n}", "") for n in range(1, spec.total_steps + 1)]
-    return " ".join(p for p in parts if p)[:MAX_SUMMARY_CHARS * 2]
+    return " ".join(p for p in parts if p)[: MAX_SUMMARY_CHARS * 2]
 
 
 def _markdown_value(value: Any) -> str:

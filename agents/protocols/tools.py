@@ -93,10 +93,12 @@ ADVANCE_STEP = types.FunctionDeclaration(
         "type": "object",
         "properties": {
             "step_data": {
-                "type": "object", "description": "The data of this step (PROTOCOL_STEP_SCHEMA)."
+                "type": "object",
+                "description": "The data of this step (PROTOCOL_STEP_SCHEMA).",
             },
             "step_summary": {
-                "type": "string", "description": "A one-sentence summary of the user's answer."
+                "type": "string",
+                "description": "A one-sentence summary of the user's answer.",
             },
         },
         "required": ["step_data", "step_summary"],
@@ -144,8 +146,11 @@ class ShowInvitationTool(_ProtocolTool):
         runner = self.runner()
         spec = runner.protocols.get(str(args.get("protocol_id") or ""))
         if spec is None:
-            return error("unknown_protocol", "no such protocol in this skill",
-                         available=sorted(runner.protocols))
+            return error(
+                "unknown_protocol",
+                "no such protocol in this skill",
+                available=sorted(runner.protocols),
+            )
         card = {
             "protocol_id": spec.id,
             "skill": runner.skill_id,

@@ -54,7 +54,8 @@ WRITE_STATE = types.FunctionDeclaration(
         "type": "object",
         "properties": {
             "section": {
-                "type": "string", "description": 'Section name, e.g. "goals" or "north_star".'
+                "type": "string",
+                "description": 'Section name, e.g. "goals" or "north_star".',
             },
             "data": {"type": "object", "description": "The data to merge in."},
         },
@@ -73,7 +74,9 @@ APPEND_TO_LIST = types.FunctionDeclaration(
             "path": {"type": "string", "description": "Dotted path of the list."},
             "entry": {"type": "object", "description": "The entry to add."},
             "max_items": {
-                "type": "integer", "minimum": 1, "maximum": MAX_LIST_ITEMS,
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIST_ITEMS,
                 "description": f"Keep at most this many entries (default {MAX_LIST_ITEMS}).",
             },
         },
@@ -137,8 +140,12 @@ class WriteStateTool(SkillTool):
         check_value(data, field="data")
         self.env.draft.write_skill(self.env.skill_id, [MergeOp(path, data)])
         saved = get_path(self.env.draft.skill(self.env.skill_id), path)
-        return {"status": "ok", "skill_id": self.env.skill_id, "section": ".".join(path),
-                "data": saved}
+        return {
+            "status": "ok",
+            "skill_id": self.env.skill_id,
+            "section": ".".join(path),
+            "data": saved,
+        }
 
 
 class AppendToListTool(SkillTool):
@@ -152,8 +159,10 @@ class AppendToListTool(SkillTool):
         max_items = args.get("max_items", MAX_LIST_ITEMS)
         if isinstance(max_items, float) and max_items.is_integer():
             max_items = int(max_items)  # JSON numbers may arrive as floats
-        if not isinstance(max_items, int) or isinstance(max_items, bool) or not (
-            1 <= max_items <= MAX_LIST_ITEMS
+        if (
+            not isinstance(max_items, int)
+            or isinstance(max_items, bool)
+            or not (1 <= max_items <= MAX_LIST_ITEMS)
         ):
             raise ProfileRuleError(
                 "invalid_max_items", f"`max_items` must be 1-{MAX_LIST_ITEMS}", "max_items"
@@ -161,12 +170,18 @@ class AppendToListTool(SkillTool):
         current = get_path(self.env.draft.skill(self.env.skill_id), path)
         if current is not None and not isinstance(current, list):
             raise ProfileRuleError(
-                "not_a_list", f"`{'.'.join(path)}` holds a {type(current).__name__}, not a list",
+                "not_a_list",
+                f"`{'.'.join(path)}` holds a {type(current).__name__}, not a list",
                 "path",
             )
         entry = {**entry, CREATED_AT: datetime.now(UTC).isoformat()}
         check_value(entry, field="entry")
         self.env.draft.write_skill(self.env.skill_id, [AppendOp(path, entry, max_items)])
         items = get_path(self.env.draft.skill(self.env.skill_id), path) or []
-        return {"status": "ok", "skill_id": self.env.skill_id, "path": ".".join(path),
-                "count": len(items), "entry": entry}
+        return {
+            "status": "ok",
+            "skill_id": self.env.skill_id,
+            "path": ".".join(path),
+            "count": len(items),
+            "entry": entry,
+        }

@@ -89,24 +89,31 @@ class ChatBody(BaseModel):
 
     app: str = Field(default=None, min_length=1, json_schema_extra=served_apps)
     session_id: str = Field(
-        default=None, pattern=SESSION_ID_REGEX, json_schema_extra=_no_default,
+        default=None,
+        pattern=SESSION_ID_REGEX,
+        json_schema_extra=_no_default,
         description="the session to continue or start (one is made up when absent)",
     )
     sessionId: str = _absent("the same as `session_id`")
     id: str = _absent("useChat's chat id: the session id when neither of the above is sent")
     message: str = _absent("the user's message")
     messages: list[UIMessage] = Field(
-        default=None, min_length=1, json_schema_extra=_no_default,
+        default=None,
+        min_length=1,
+        json_schema_extra=_no_default,
         description="useChat's messages: the last user message is the one sent",
     )
     locale: str | None = Field(default=None, description="zh or en (zh-CN and the like too)")
     message_id: str = Field(
-        default=None, pattern=MESSAGE_ID_PATTERN.pattern, json_schema_extra=_no_default,
+        default=None,
+        pattern=MESSAGE_ID_PATTERN.pattern,
+        json_schema_extra=_no_default,
         description="the client's id of this message: a resend of a stored one gets the stored "
         "reply (no second model call, no second copy); useChat's `messages[].id` by default",
     )
     multitask_strategy: BusyPolicy = Field(
-        default=None, json_schema_extra=_no_default,
+        default=None,
+        json_schema_extra=_no_default,
         description="double texting: what to do when the session is still answering "
         "(default: the app's, else CONFIDANT_BUSY_POLICY)",
     )

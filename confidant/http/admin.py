@@ -62,9 +62,7 @@ async def get_config(call: Call) -> Response:
 
 async def put_config(call: Call) -> Response:
     app, service = _service(call)
-    config = parse_agent_config(
-        call.body, models=service.models, allow_stdio=service.allow_stdio
-    )
+    config = parse_agent_config(call.body, models=service.models, allow_stdio=service.allow_stdio)
     return _config_json(app, await service.update(app, config, author=call.user_id))
 
 
@@ -104,19 +102,40 @@ _CONFIG_BODY: dict[str, Any] = {"body_limit": MAX_CONFIG_BODY_BYTES}
 _CONFIG = {200: schemas.ConfigReply}
 ROUTES: tuple[Route, ...] = (
     Route(
-        "GET", rf"{_APP}/config", get_config, "the app's current agent config and its version",
-        responses=_CONFIG, **_ADMIN,
+        "GET",
+        rf"{_APP}/config",
+        get_config,
+        "the app's current agent config and its version",
+        responses=_CONFIG,
+        **_ADMIN,
     ),
     Route(
-        "PUT", rf"{_APP}/config", put_config, "store a new version (the body is the whole config)",
-        body=AgentConfig, parse_body=_raw, responses=_CONFIG, **_CONFIG_BODY, **_ADMIN,
+        "PUT",
+        rf"{_APP}/config",
+        put_config,
+        "store a new version (the body is the whole config)",
+        body=AgentConfig,
+        parse_body=_raw,
+        responses=_CONFIG,
+        **_CONFIG_BODY,
+        **_ADMIN,
     ),
     Route(
-        "GET", rf"{_APP}/versions", list_versions, "every version, newest first",
-        responses={200: schemas.VersionList}, **(_ADMIN | {"params": schemas.VersionsParams}),
+        "GET",
+        rf"{_APP}/versions",
+        list_versions,
+        "every version, newest first",
+        responses={200: schemas.VersionList},
+        **(_ADMIN | {"params": schemas.VersionsParams}),
     ),
     Route(
-        "POST", rf"{_APP}/rollback", rollback, "a new version carrying version n's config",
-        body=schemas.RollbackBody, responses=_CONFIG, **_CONFIG_BODY, **_ADMIN,
+        "POST",
+        rf"{_APP}/rollback",
+        rollback,
+        "a new version carrying version n's config",
+        body=schemas.RollbackBody,
+        responses=_CONFIG,
+        **_CONFIG_BODY,
+        **_ADMIN,
     ),
 )

@@ -44,15 +44,27 @@ async def list_emotions(call: Call) -> Response:
 # Memory ids start with a letter or digit: `.`, `..` and `__…__` are never document ids.
 ROUTES: tuple[Route, ...] = (
     Route(
-        "GET", "/v1/me/memories", list_memories, "the caller's long-term memories, newest first",
-        params=schemas.MemoriesQuery, responses={200: schemas.MemoryList},
+        "GET",
+        "/v1/me/memories",
+        list_memories,
+        "the caller's long-term memories, newest first",
+        params=schemas.MemoriesQuery,
+        responses={200: schemas.MemoryList},
     ),
     Route(
-        "DELETE", r"/v1/me/memories/(?P<memory_id>[A-Za-z0-9][A-Za-z0-9_.:-]{0,199})",
-        delete_memory, "forget one memory", responses={204: None}, errors=(404,),
+        "DELETE",
+        r"/v1/me/memories/(?P<memory_id>[A-Za-z0-9][A-Za-z0-9_.:-]{0,199})",
+        delete_memory,
+        "forget one memory",
+        responses={204: None},
+        errors=(404,),
     ),
     Route(
-        "GET", "/v1/me/emotions", list_emotions, "the caller's emotion snapshots, oldest first",
-        params=schemas.EmotionsQuery, responses={200: schemas.EmotionList},
+        "GET",
+        "/v1/me/emotions",
+        list_emotions,
+        "the caller's emotion snapshots, oldest first",
+        params=schemas.EmotionsQuery,
+        responses={200: schemas.EmotionList},
     ),
 )

@@ -260,4 +260,3 @@ def openapi_document(
 def named_root(name: str, annotation: Any) -> type[RootModel[Any]]:
     """A root model of `annotation` shown in the document as `name` (e.g. the StreamPart union)."""
     return type(name, (RootModel[annotation],), {"__module__": __name__})
-

@@ -73,17 +73,27 @@ async def get_report(call: Call) -> Response:
 
 ROUTES: tuple[Route, ...] = (
     Route(
-        "GET", "/v1/me/profile", get_profile, "the caller's unified profile",
+        "GET",
+        "/v1/me/profile",
+        get_profile,
+        "the caller's unified profile",
         responses={200: ProfileReply},
     ),
     Route(
-        "PATCH", "/v1/me/profile", patch_profile,
+        "PATCH",
+        "/v1/me/profile",
+        patch_profile,
         "merge preferences and the user-editable account fields",
-        body=ProfilePatch, parse_body=patch_ops, responses={200: ProfileReply},
+        body=ProfilePatch,
+        parse_body=patch_ops,
+        responses={200: ProfileReply},
     ),
     Route(
-        "GET", rf"/v1/me/reports/(?P<skill>{_NAME})/(?P<protocol_id>{_NAME})",
-        get_report, "the Markdown report of the caller's last completed run of a protocol",
-        responses={200: "text/markdown"}, errors=(404,),
+        "GET",
+        rf"/v1/me/reports/(?P<skill>{_NAME})/(?P<protocol_id>{_NAME})",
+        get_report,
+        "the Markdown report of the caller's last completed run of a protocol",
+        responses={200: "text/markdown"},
+        errors=(404,),
     ),
 )

@@ -44,7 +44,9 @@ async def resume_response(call: Call) -> Response:
 
 
 ROUTE = Route(
-    "GET", r"/v1/chat/(?P<session_id>[^/]+)/stream", resume_response,
+    "GET",
+    r"/v1/chat/(?P<session_id>[^/]+)/stream",
+    resume_response,
     "resume a reply's stream: the rest of the same reply, from any instance",
     params=ResumeParams,
     responses={200: {"text/event-stream": None}, 204: None},

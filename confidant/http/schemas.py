@@ -25,6 +25,8 @@ def _empty_as_none(value: Any) -> Any:
 # `?app=` (empty) means the same as no `app`: the deployment's default app.
 OptionalText = Annotated[str | None, BeforeValidator(_empty_as_none)]
 OptionalInt = Annotated[Int64 | None, BeforeValidator(_empty_as_none)]
+
+
 def _not_reserved(value: str) -> str:
     if not SESSION_ID_PATTERN.match(value):  # `__…__`: ids Firestore reserves
         raise ValueError("`__…__` ids are reserved")

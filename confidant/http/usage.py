@@ -30,6 +30,9 @@ async def usage(call: Call) -> Response:
 
 
 ROUTE = Route(
-    "GET", "/v1/me/usage", usage, "the caller's daily quota: tier, limits, used, left, reset",
+    "GET",
+    "/v1/me/usage",
+    usage,
+    "the caller's daily quota: tier, limits, used, left, reset",
     responses={200: Usage},
 )

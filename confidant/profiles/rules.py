@@ -107,6 +107,4 @@ def _check_node(value: Any, field: str, *, depth: int, in_list: bool) -> None:
         for child in value:
             _check_node(child, field, depth=depth + 1, in_list=True)
     elif not (value is None or isinstance(value, str | int | float | bool)):
-        raise ProfileRuleError(
-            "invalid_value", f"`{field}` holds a {type(value).__name__}", field
-        )
+        raise ProfileRuleError("invalid_value", f"`{field}` holds a {type(value).__name__}", field)

@@ -85,6 +85,8 @@ def memory_document(record: MemoryRecord) -> dict[str, Any]:
     doc = codec.memory_to_row(record)
     doc["embedding"] = None if record.embedding is None else Vector(record.embedding)
     return doc
+
+
 class _ProfileChanged(Exception):
     """A fast commit's precondition failed while it carried profile writes."""
 

@@ -95,12 +95,29 @@ _ADDED_COLUMNS = (
 )
 # Tables holding a user's data (DELETE /v1/me), and those also keyed by session.
 _USER_TABLES = (
-    "sessions", "event_chunks", "user_states", "memories", "jobs", "summaries", "user_records",
-    "job_failures", "profiles", "stream_heads", "stream_parts", "turn_queue", "turn_interrupts",
+    "sessions",
+    "event_chunks",
+    "user_states",
+    "memories",
+    "jobs",
+    "summaries",
+    "user_records",
+    "job_failures",
+    "profiles",
+    "stream_heads",
+    "stream_parts",
+    "turn_queue",
+    "turn_interrupts",
 )
 _SESSION_TABLES = (
-    "event_chunks", "jobs", "summaries", "user_records", "stream_heads", "stream_parts",
-    "turn_queue", "turn_interrupts",
+    "event_chunks",
+    "jobs",
+    "summaries",
+    "user_records",
+    "stream_heads",
+    "stream_parts",
+    "turn_queue",
+    "turn_interrupts",
 )
 
 _KEY_WHERE = "user_id = ? AND app = ? AND session_id = ?"
@@ -466,10 +483,13 @@ class SqliteSessionStore:
             return True
 
     async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
-        async with self._read() as conn, conn.execute(
-            "SELECT user_id FROM profiles WHERE user_id > ? ORDER BY user_id LIMIT ?",
-            (after or "", limit),
-        ) as cur:
+        async with (
+            self._read() as conn,
+            conn.execute(
+                "SELECT user_id FROM profiles WHERE user_id > ? ORDER BY user_id LIMIT ?",
+                (after or "", limit),
+            ) as cur,
+        ):
             return [row["user_id"] for row in await cur.fetchall()]
 
     async def close(self) -> None:

@@ -16,7 +16,6 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 
-from tests.conftest import TEST_PROJECT
 from tests.e2e.conftest import Server, base_env, start_server, stop_server
 from tests.support.emulators import free_port
 from tests.support.fault_proxy import FaultProxy
@@ -32,8 +31,15 @@ def prefix() -> str:
 
 
 @pytest.fixture
+def project() -> str:
+    """A project of this test's own on both emulators: the sweep republishes the oldest pending
+    entries of the whole outbox, so other tests' stale entries must not share it."""
+    return f"jobs-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
 def job_server(
-    firestore_emulator: str, pubsub_emulator: str, token_issuer: Any, prefix: str
+    firestore_emulator: str, pubsub_emulator: str, token_issuer: Any, prefix: str, project: str
 ) -> Iterator[Callable[[str], Server]]:
     """`start(target)`: a functions-framework server of the `jobs` or `sweep` target."""
     servers: list[Server] = []
@@ -45,7 +51,7 @@ def job_server(
             CONFIDANT_JOBS="pubsub",
             CONFIDANT_AUTH="firebase",
             CONFIDANT_FIREBASE_PROJECT_ID=token_issuer.project_id,
-            CONFIDANT_PROJECT_ID=TEST_PROJECT,
+            CONFIDANT_PROJECT_ID=project,
             CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
             CONFIDANT_MODEL="offline",
             CONFIDANT_SWEEP_GRACE_S="0",
@@ -62,12 +68,12 @@ def job_server(
         stop_server(server)
 
 
-def _push_to(server: Server, prefix: str) -> None:
-    create_job_topics(TEST_PROJECT, prefix, KINDS, push_to=server.base_url)
+def _push_to(server: Server, project: str, prefix: str) -> None:
+    create_job_topics(project, prefix, KINDS, push_to=server.base_url)
 
 
-def _db() -> firestore.Client:
-    return firestore.Client(project=TEST_PROJECT, credentials=AnonymousCredentials())
+def _db(project: str) -> firestore.Client:
+    return firestore.Client(project=project, credentials=AnonymousCredentials())
 
 
 def _eventually(read: Callable[[], Any], timeout_s: float = 30.0) -> Any:
@@ -108,16 +114,16 @@ def _facts(db: firestore.Client, uid: str) -> list[str]:
 
 
 def test_a_turns_jobs_reach_the_job_server_through_push_subscriptions(
-    cloud_server, job_server, token_issuer, prefix
+    cloud_server, job_server, token_issuer, prefix, project
 ) -> None:  # type: ignore[no-untyped-def]
     jobs = job_server("jobs")
-    _push_to(jobs, prefix)
-    chat = cloud_server(CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix)
+    _push_to(jobs, project, prefix)
+    chat = cloud_server(CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix, CONFIDANT_PROJECT_ID=project)
     uid = f"jobs-{uuid.uuid4().hex[:8]}"
     token = token_issuer.issue(uid)
     _say(chat, token, "s1", "I am a teacher and I feel stuck with my thesis")
 
-    db = _db()
+    db = _db(project)
     [snapshot] = _eventually(lambda: _emotions(db, uid))
     assert snapshot["user_mood"] == "stuck" and snapshot["session_id"] == "s1"
     summary = _eventually(lambda: _summary(db, uid, "s1"))
@@ -150,13 +156,14 @@ def test_a_turns_jobs_reach_the_job_server_through_push_subscriptions(
 
 
 def test_pubsub_down_during_a_turn_then_the_sweep_publishes_the_jobs(
-    cloud_server, job_server, token_issuer, prefix
+    cloud_server, job_server, token_issuer, prefix, project
 ) -> None:  # type: ignore[no-untyped-def]
     jobs = job_server("jobs")
-    _push_to(jobs, prefix)
+    _push_to(jobs, project, prefix)
     dead = f"127.0.0.1:{free_port()}"  # nothing listens there: Pub/Sub is down
     chat = cloud_server(
         CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
+        CONFIDANT_PROJECT_ID=project,
         PUBSUB_EMULATOR_HOST=dead,
         CONFIDANT_JOB_PUBLISH_TIMEOUT_S="1",
     )
@@ -164,7 +171,7 @@ def test_pubsub_down_during_a_turn_then_the_sweep_publishes_the_jobs(
     token = token_issuer.issue(uid)
     _say(chat, token, "s1", "I have a sister in Lyon")  # the turn succeeds
 
-    db = _db()
+    db = _db(project)
     pending = [d.to_dict() for d in db.collection("jobs").where("user_id", "==", uid).stream()]
     assert sorted(p["kind"] for p in pending) == sorted(KINDS)
     assert {p["status"] for p in pending} == {"pending"}
@@ -190,16 +197,17 @@ def _turn_jobs(db: firestore.Client, uid: str, turn: int) -> list[dict]:
 
 
 def test_pubsub_lost_at_publish_then_the_sweep_publishes_each_job_once(
-    cloud_server, job_server, token_issuer, prefix, pubsub_emulator
+    cloud_server, job_server, token_issuer, prefix, project, pubsub_emulator
 ) -> None:  # type: ignore[no-untyped-def]
     jobs = job_server("jobs")
-    _push_to(jobs, prefix)
-    db = _db()
+    _push_to(jobs, project, prefix)
+    db = _db(project)
     uid = f"publish-{uuid.uuid4().hex[:8]}"
     token = token_issuer.issue(uid)
     with FaultProxy(pubsub_emulator) as proxy:
         chat = cloud_server(
             CONFIDANT_PUBSUB_TOPIC_PREFIX=prefix,
+            CONFIDANT_PROJECT_ID=project,
             PUBSUB_EMULATOR_HOST=proxy.host,
             CONFIDANT_JOB_PUBLISH_TIMEOUT_S="3",
             CONFIDANT_STORE_TIMEOUT_S="30",  # a cold first turn on a loaded machine
@@ -219,9 +227,8 @@ def test_pubsub_lost_at_publish_then_the_sweep_publishes_each_job_once(
         # the sweep can publish the jobs now.
         stop_server(chat)
 
-    # Pub/Sub is back (the sweep talks to the emulator itself). Other tests' stale entries
-    # share this outbox: a limit above them all, so this user's are in the sweep.
-    sweep = job_server("sweep", CONFIDANT_SWEEP_LIMIT="10000")
+    # Pub/Sub is back (the sweep talks to the emulator itself).
+    sweep = job_server("sweep")
     first = httpx.post(f"{sweep.base_url}/", timeout=60)
     assert first.status_code == 200 and first.json()["republished"] >= len(KINDS), first.text
     # A second sweep before the handlers finish republishes them again: still one effect.

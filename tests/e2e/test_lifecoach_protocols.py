@@ -53,10 +53,12 @@ def test_dankoe_on_firestore_with_a_timeout_confirmation_in_a_new_session(
         assert _progress(started) == [(1, "morning")]
         assert "What is the dull, persistent dissatisfaction" in streamed_text(started)
         assert _progress(chat.say("morning", "my job feels pointless")) == [
-            (1, "morning"), (2, "morning")
+            (1, "morning"),
+            (2, "morning"),
         ]
         assert _progress(chat.say("morning", "the same grey office in five years"))[-1] == (
-            3, "morning"
+            3,
+            "morning",
         )
 
         time.sleep(TIMEOUT_S + 1)  # the user went away; they come back in a new session
@@ -92,9 +94,12 @@ def test_dankoe_on_firestore_with_a_timeout_confirmation_in_a_new_session(
         assert coach["goals"]["one_year_goal"] == "ship the app by June"
 
     # The profile is the user document itself (one read per turn).
-    stored = firestore.Client(project=TEST_PROJECT, credentials=AnonymousCredentials()).collection(
-        "users"
-    ).document(uid).get()
+    stored = (
+        firestore.Client(project=TEST_PROJECT, credentials=AnonymousCredentials())
+        .collection("users")
+        .document(uid)
+        .get()
+    )
     assert stored.to_dict()["skills"]["lifecoach"]["protocol"]["completed"] is True
 
 

@@ -41,9 +41,12 @@ SEED = os.environ.get("CONFIDANT_FUZZ_SEED", "14")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:  # type: ignore[no-untyped-def]
     database = tmp_path_factory.mktemp("contract") / "confidant.db"
-    started = start_local_server(database, CONFIDANT_ADMIN_USERS='["fuzzer"]',
+    started = start_local_server(
+        database,
+        CONFIDANT_ADMIN_USERS='["fuzzer"]',
         # Fuzzing sends hundreds of requests as one user: 429s are tested on their own.
-        CONFIDANT_RATE_LIMIT_USER_PER_MIN="0", CONFIDANT_RATE_LIMIT_IP_PER_MIN="0",
+        CONFIDANT_RATE_LIMIT_USER_PER_MIN="0",
+        CONFIDANT_RATE_LIMIT_IP_PER_MIN="0",
         CONFIDANT_DEFAULT_TIER="unlimited",
     )
     yield started
@@ -111,8 +114,12 @@ def test_every_streamed_frame_conforms_to_the_stream_part_schemas(server: Server
     validator = _part_validator(document)
     seen: list[dict] = []
     with httpx.Client(base_url=server.base_url) as client:
-        walk = ["I keep putting off my thesis", "Part of me wants to rest", "I could try both",
-                "I will write one page tomorrow"]
+        walk = [
+            "I keep putting off my thesis",
+            "Part of me wants to rest",
+            "I could try both",
+            "I will write one page tomorrow",
+        ]
         for message in walk:  # OneMind's stages: tool calls and progress parts
             seen += _stream(client, "/v1/chat", {"session_id": "walk", "message": message})
         crisis = _stream(client, "/v1/chat", {"session_id": "c", "message": "I want to die"})
@@ -169,20 +176,34 @@ def test_json_replies_with_real_data_conform_to_the_document(server: Server) -> 
             ("POST", "/v1/chat", "/v1/chat", routed, 200),
             ("GET", "/v1/sessions", "/v1/sessions", None, 200),
             ("GET", "/v1/sessions/{session_id}", "/v1/sessions/json?page_size=1", None, 200),
-            ("GET", "/v1/sessions/{session_id}/artifacts", "/v1/sessions/json/artifacts", None,
-             200),
+            (
+                "GET",
+                "/v1/sessions/{session_id}/artifacts",
+                "/v1/sessions/json/artifacts",
+                None,
+                200,
+            ),
             ("GET", "/v1/me/memories", "/v1/me/memories", None, 200),
             ("GET", "/v1/me/emotions", "/v1/me/emotions", None, 200),
             ("GET", "/v1/me/profile", "/v1/me/profile", None, 200),
             ("GET", "/v1/apps", "/v1/apps", None, 200),
-            ("GET", "/v1/relationship/persons/{person_id}",
-             f"/v1/relationship/persons/{person.json()['id']}", None, 200),
+            (
+                "GET",
+                "/v1/relationship/persons/{person_id}",
+                f"/v1/relationship/persons/{person.json()['id']}",
+                None,
+                200,
+            ),
             ("GET", "/v1/relationship/self-profile", "/v1/relationship/self-profile", None, 200),
-            ("GET", "/v1/relationship/proposals", "/v1/relationship/proposals?status=all", None,
-             200),
+            (
+                "GET",
+                "/v1/relationship/proposals",
+                "/v1/relationship/proposals?status=all",
+                None,
+                200,
+            ),
             ("GET", "/v1/admin/apps/{app}/config", "/v1/admin/apps/onemind/config", None, 200),
-            ("GET", "/v1/admin/apps/{app}/versions", "/v1/admin/apps/onemind/versions", None,
-             200),
+            ("GET", "/v1/admin/apps/{app}/versions", "/v1/admin/apps/onemind/versions", None, 200),
             ("GET", "/v1/sessions/{session_id}", "/v1/sessions/none", None, 404),
         ]
         for method, template, url, body, status in checks:

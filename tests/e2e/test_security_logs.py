@@ -37,8 +37,15 @@ MESSAGES = {
     "lifecoach": "I want to spend less time doomscrolling about Brindlecombe",
     "taskflow": "Add a task: repot Quillfeather's ferns before the Ashworth visit",
 }
-WORDS = ["Quillfeather", "Marrowgate", "Brindlecombe", "Ashworth", "doomscrolling", FAIL_CUE,
-         "end my life"]
+WORDS = [
+    "Quillfeather",
+    "Marrowgate",
+    "Brindlecombe",
+    "Ashworth",
+    "doomscrolling",
+    FAIL_CUE,
+    "end my life",
+]
 
 
 def _extractor(request: GeminiRequest) -> Reply:
@@ -62,8 +69,10 @@ def _gemini(request: GeminiRequest) -> Any:
     if FAIL_CUE in json.dumps(request.contents):
         return error(500, "fake gemini: internal error")
     # The OneMind coach calls a tool on the first message of its session.
-    if "advance_stage" in request.function_names and not request.function_responses and (
-        "Quillfeather never calls" in request.last_text
+    if (
+        "advance_stage" in request.function_names
+        and not request.function_responses
+        and ("Quillfeather never calls" in request.last_text)
     ):
         return function_call("advance_stage", next_stage="stage_2_integration", summary="noted")
     return Reply(text=f"echo: {request.last_text}")
@@ -104,14 +113,18 @@ def _conversation(base_url: str, issuer: TokenIssuer, tokens: list[str]) -> None
 
         bad = {
             "tampered": tokens[0].rsplit(".", 1)[0] + ".c2lnbmF0dXJl",
-            "expired": issuer.issue("talker", exp=int(time.time()) - 600,
-                                    iat=int(time.time()) - 4200),
+            "expired": issuer.issue(
+                "talker", exp=int(time.time()) - 600, iat=int(time.time()) - 4200
+            ),
             "unknown key": issuer.issue("talker", key=issuer.unknown_key),
         }
         tokens.extend(bad.values())
         for value in bad.values():
-            response = client.post("/v1/chat", json={"message": MESSAGES["onemind"]},
-                                   headers={"Authorization": f"Bearer {value}"})
+            response = client.post(
+                "/v1/chat",
+                json={"message": MESSAGES["onemind"]},
+                headers={"Authorization": f"Bearer {value}"},
+            )
             assert response.status_code == 401
         auth = {"Authorization": f"Bearer {token()}"}
         too_long = client.post("/v1/chat", json={"message": "Quillfeather " * 5000}, headers=auth)
@@ -136,8 +149,15 @@ def _conversation(base_url: str, issuer: TokenIssuer, tokens: list[str]) -> None
 
 def test_a_whole_conversation_logs_no_words_keys_or_tokens(tmp_path) -> None:
     tokens: list[str] = []
-    router = {"agents": {"router": {"provider": "litellm", "model": "openai/fake-router",
-                                    "api_key_env": "ROUTER_OPENAI_KEY"}}}
+    router = {
+        "agents": {
+            "router": {
+                "provider": "litellm",
+                "model": "openai/fake-router",
+                "api_key_env": "ROUTER_OPENAI_KEY",
+            }
+        }
+    }
     with (
         TokenIssuer(project_id="confidant-logs") as issuer,
         FakeGemini(responder=_gemini) as gemini,

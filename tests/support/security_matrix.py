@@ -110,22 +110,41 @@ CASES: tuple[Case, ...] = (
     Case("POST", "/v1/relationship/proposals/{proposal}/accept", FOREIGN),
     Case("POST", "/v1/relationship/proposals/{proposal}/reject", FOREIGN),
     # A's person in B's turn: 404 before any model call.
-    Case("POST", "/v1/chat", FOREIGN, {"app": "relationship", "message": "hi",
-                                       "person_id": "{person}"}),
+    Case(
+        "POST",
+        "/v1/chat",
+        FOREIGN,
+        {"app": "relationship", "message": "hi", "person_id": "{person}"},
+    ),
     Case("POST", "/v1/relationship/analyze", FOREIGN, {"message": "hi", "person_id": "{person}"}),
     # B answers A's paused taskflow run: there is no pending call in B's session of that id.
-    Case("POST", "/v1/chat", REFUSED, {
-        "app": "taskflow", "session_id": "{paused}", "message": "Approve",
-        "human_response": {"call_id": "{call}", "approved": True},
-    }),
+    Case(
+        "POST",
+        "/v1/chat",
+        REFUSED,
+        {
+            "app": "taskflow",
+            "session_id": "{paused}",
+            "message": "Approve",
+            "human_response": {"call_id": "{call}", "approved": True},
+        },
+    ),
     *(
-        Case("POST", "/v1/chat", TURN, {"app": app, "session_id": f"{{{app}}}",
-                                        "message": "What did I tell you before?"})
+        Case(
+            "POST",
+            "/v1/chat",
+            TURN,
+            {"app": app, "session_id": f"{{{app}}}", "message": "What did I tell you before?"},
+        )
         for app in APPS
     ),
     *(
-        Case("POST", f"/v1/relationship/{mode}", TURN,
-             {"session_id": "{relationship}", "message": "What did I say about him?"})
+        Case(
+            "POST",
+            f"/v1/relationship/{mode}",
+            TURN,
+            {"session_id": "{relationship}", "message": "What did I say about him?"},
+        )
         for mode in ("analyze", "advise", "script")
     ),
     Case("DELETE", "/v1/me", OWN),
@@ -169,8 +188,10 @@ async def seed_owner(
     ids = seeded.ids
     ids.update({app: f"{app}-of-{OWNER}-5f1c" for app in APPS} | {"paused": "paused-of-a-93d2"})
 
-    for message in (f"I am a teacher and {MARKER} makes me feel stuck",
-                    f"My brother {MARKER} is angry with me and I am sad"):
+    for message in (
+        f"I am a teacher and {MARKER} makes me feel stuck",
+        f"My brother {MARKER} is angry with me and I am sad",
+    ):
         await _turn(client, headers, app="onemind", session_id=ids["onemind"], message=message)
 
     person = await client.post(
@@ -184,24 +205,44 @@ async def seed_owner(
         "/v1/relationship/self-profile", json={"about": f"{MARKER}'s sibling"}, headers=headers
     )
     assert profile.status_code == 200, profile.text
-    await _turn(client, headers, app="relationship", session_id=ids["relationship"],
-                person_id=ids["person"], message="I am a night owl. Why is he so distant?")
+    await _turn(
+        client,
+        headers,
+        app="relationship",
+        session_id=ids["relationship"],
+        person_id=ids["person"],
+        message="I am a night owl. Why is he so distant?",
+    )
 
     start = {"protocol_id": "weekly_review", "action": "start"}
-    await _turn(client, headers, app="lifecoach", session_id=ids["lifecoach"], message="Start",
-                protocol_action=start)
+    await _turn(
+        client,
+        headers,
+        app="lifecoach",
+        session_id=ids["lifecoach"],
+        message="Start",
+        protocol_action=start,
+    )
     for answer in (f"shipped {MARKER}", "ask for help sooner", "health", "run on Monday"):
-        parts = await _turn(client, headers, app="lifecoach", session_id=ids["lifecoach"],
-                            message=answer)
+        parts = await _turn(
+            client, headers, app="lifecoach", session_id=ids["lifecoach"], message=answer
+        )
     assert of_type(parts, "data-protocol-completed"), parts
 
     task = f"{REQUEST}. It's about {MARKER}'s invoices. 2026-12-01"
     await _turn(client, headers, app="taskflow", session_id=ids["taskflow"], message=task)
-    final = of_type(await _turn(client, headers, app="taskflow", session_id=ids["taskflow"],
-                                message="yes"), "data-human-confirmation-needed")
-    done = await _turn(client, headers, app="taskflow", session_id=ids["taskflow"],
-                       message="approve",
-                       human_response={"call_id": final[0]["data"]["callId"], "approved": True})
+    final = of_type(
+        await _turn(client, headers, app="taskflow", session_id=ids["taskflow"], message="yes"),
+        "data-human-confirmation-needed",
+    )
+    done = await _turn(
+        client,
+        headers,
+        app="taskflow",
+        session_id=ids["taskflow"],
+        message="approve",
+        human_response={"call_id": final[0]["data"]["callId"], "approved": True},
+    )
     outputs = [p["output"] for p in of_type(done, "tool-output-available")]
     ids["artifact"] = next(
         o["artifact"] for o in outputs if isinstance(o, dict) and "artifact" in o
@@ -340,9 +381,9 @@ async def run_matrix(
             continue  # the endpoint lands with another branch; checked once it is routed here
         if (problem := check(case, response, seeded)) is not None:
             failures.append(f"{case.method} {case.path}: {problem}")
-        elif case.expect in (FOREIGN, NO_DATA) and (oracle := await _existence_oracle(
-            client, case, seeded.ids, stranger, response
-        )):
+        elif case.expect in (FOREIGN, NO_DATA) and (
+            oracle := await _existence_oracle(client, case, seeded.ids, stranger, response)
+        ):
             failures.append(f"{case.method} {case.path}: {oracle}")
         if case.expect != PUBLIC:
             anonymous = await call(client, case, seeded.ids, {})
@@ -439,5 +480,3 @@ async def declared_endpoints(client: httpx.AsyncClient) -> list[Endpoint]:
 def uncovered(endpoints: list[Endpoint], ids: Mapping[str, str]) -> list[Endpoint]:
     calls = [(case.method, concrete(case, ids)[0].split("?")[0]) for case in CASES]
     return [e for e in endpoints if not any(e.covered_by(m, p) for m, p in calls)]
-
-

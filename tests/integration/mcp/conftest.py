@@ -40,8 +40,9 @@ def wait_for_port(server: McpProcess) -> None:
     while time.monotonic() < deadline:
         if server.process.poll() is not None:
             raise AssertionError(f"MCP server exited:\n{server.log()}")
-        with contextlib.suppress(OSError), socket.create_connection(
-            ("127.0.0.1", server.port), timeout=0.5
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", server.port), timeout=0.5),
         ):
             return
         time.sleep(0.1)

@@ -32,15 +32,18 @@ async def test_state_tools_declare_json_schemas_and_write_through_the_turn(
         assert done and parts[-1]["type"] == "finish", parts
         assert of_type(parts, "tool-output-available")[0]["output"]["status"] == "ok"
         declarations = {
-            d["name"]: d for tool in gemini.requests[0].tools
+            d["name"]: d
+            for tool in gemini.requests[0].tools
             for d in tool.get("functionDeclarations", [])
         }
         assert set(declarations) == {"read_state", "write_state", "append_to_list"}
         # google-genai sends the field in snake case (proto JSON accepts either spelling).
         declared = declarations["write_state"]
         write = declared.get("parametersJsonSchema") or declared["parameters_json_schema"]
-        assert write["properties"]["data"] == {"type": "object",
-                                               "description": "The data to merge in."}
+        assert write["properties"]["data"] == {
+            "type": "object",
+            "description": "The data to merge in.",
+        }
         assert "LIFECOACH_SKILL: career" in gemini.requests[0].system_instruction
         profile = await runtime.store.load_profile("gem")
         assert profile["skills"]["career"]["goals"] == {"year": {"title": "run a 10k"}}

@@ -23,8 +23,9 @@ def _legacy(n: int) -> dict:
     return {
         "account": {"display_name": f"user {n}"},
         "skill_data": {"bazi": {"chart": {"n": n}}},
-        "life_context": {"_paths": {"lifecoach": {"content": {"goals": {"year": f"g{n}"}},
-                                                  "version": 1}}},
+        "life_context": {
+            "_paths": {"lifecoach": {"content": {"goals": {"year": f"g{n}"}}, "version": 1}}
+        },
     }
 
 
@@ -70,13 +71,22 @@ async def test_the_console_script_migrates_the_embedded_store(tmp_path) -> None:
     env = {"CONFIDANT_STORE": "sqlite", "CONFIDANT_SQLITE_PATH": path, "PATH": "/usr/bin:/bin"}
     dry = subprocess.run(
         [str(REPO / ".venv/bin/confidant-migrate"), "--dry-run"],
-        env=env, capture_output=True, text=True, timeout=120, check=True,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     assert "u1: life_context._paths.lifecoach.content → skills.lifecoach" in dry.stdout
     assert "1/1 users" in dry.stderr
     done = subprocess.run(
         [sys.executable, "-m", "confidant.profiles.migrate"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=True,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     assert "migrated 1" in done.stdout
     store = SqliteSessionStore(path)

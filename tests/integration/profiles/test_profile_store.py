@@ -27,16 +27,22 @@ def _user() -> str:
 async def test_update_merges_appends_and_deletes_and_load_reads_it_back(store) -> None:
     user = _user()
     assert await store.load_profile(user) == {}
-    await store.update_profile(user, [
-        MergeOp((*SKILL, "goals"), {"year": {"a": 1, "b": 2}, "list": [1, 2]}),
-        MergeOp(("preferences",), {"language": "zh"}),
-    ])
-    await store.update_profile(user, [
-        MergeOp((*SKILL, "goals"), {"year": {"a": None}, "list": [3]}),
-        AppendOp((*SKILL, "journal"), {"t": "first"}, 2),
-        AppendOp((*SKILL, "journal"), {"t": "second"}, 2),
-        AppendOp((*SKILL, "journal"), {"t": "third"}, 2),
-    ])
+    await store.update_profile(
+        user,
+        [
+            MergeOp((*SKILL, "goals"), {"year": {"a": 1, "b": 2}, "list": [1, 2]}),
+            MergeOp(("preferences",), {"language": "zh"}),
+        ],
+    )
+    await store.update_profile(
+        user,
+        [
+            MergeOp((*SKILL, "goals"), {"year": {"a": None}, "list": [3]}),
+            AppendOp((*SKILL, "journal"), {"t": "first"}, 2),
+            AppendOp((*SKILL, "journal"), {"t": "second"}, 2),
+            AppendOp((*SKILL, "journal"), {"t": "third"}, 2),
+        ],
+    )
     profile = await store.load_profile(user)
     assert profile["skills"]["lifecoach"]["goals"] == {"year": {"b": 2}, "list": [3]}
     assert [e["t"] for e in profile["skills"]["lifecoach"]["journal"]] == ["third", "second"]
@@ -106,8 +112,16 @@ async def test_a_commit_on_a_current_version_writes_the_profile(store) -> None:
 
 def _writer(backend: str, user: str, name: str, turns: int, path: str = "") -> asyncio.Future:  # type: ignore[type-arg]
     return asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.integration.profiles.writer", backend, user, name,
-        str(turns), path, cwd=REPO, env=dict(os.environ),
+        sys.executable,
+        "-m",
+        "tests.integration.profiles.writer",
+        backend,
+        user,
+        name,
+        str(turns),
+        path,
+        cwd=REPO,
+        env=dict(os.environ),
     )
 
 
@@ -116,9 +130,7 @@ async def test_two_processes_writing_one_profile_lose_nothing(firestore_emulator
     """Two processes commit turns on the same user's profile at the same time: every journal
     append and both writers' own sections survive (Firestore emulator)."""
     user, turns = _user(), 6
-    procs = await asyncio.gather(*(
-        _writer("firestore", user, name, turns) for name in ("a", "b")
-    ))
+    procs = await asyncio.gather(*(_writer("firestore", user, name, turns) for name in ("a", "b")))
     codes = await asyncio.gather(*(p.wait() for p in procs))
     assert codes == [0, 0]
     from confidant.sessions.firestore_store import FirestoreSessionStore
@@ -133,9 +145,9 @@ async def test_two_processes_writing_one_profile_lose_nothing(firestore_emulator
 
 async def test_two_processes_on_the_embedded_store_lose_nothing(tmp_path) -> None:
     user, turns, path = _user(), 5, str(tmp_path / "shared.db")
-    procs = await asyncio.gather(*(
-        _writer("sqlite", user, name, turns, path) for name in ("a", "b")
-    ))
+    procs = await asyncio.gather(
+        *(_writer("sqlite", user, name, turns, path) for name in ("a", "b"))
+    )
     assert await asyncio.gather(*(p.wait() for p in procs)) == [0, 0]
     from confidant.sessions.sqlite_store import SqliteSessionStore
 

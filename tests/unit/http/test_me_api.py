@@ -15,8 +15,13 @@ ALICE = {"X-User-Id": "alice"}
 BOB = {"X-User-Id": "bob"}
 
 
-async def _turn(client: httpx.AsyncClient, runtime: Runtime, message: str, sid: str = "s1",
-                headers: dict[str, str] = ALICE) -> None:
+async def _turn(
+    client: httpx.AsyncClient,
+    runtime: Runtime,
+    message: str,
+    sid: str = "s1",
+    headers: dict[str, str] = ALICE,
+) -> None:
     response = await client.post(
         "/v1/chat", json={"message": message, "session_id": sid}, headers=headers
     )

@@ -104,9 +104,13 @@ async def test_the_stream_is_a_discriminated_union_of_every_part(make_client) ->
     assert platform | apps <= kinds
     validator = _validator(document, "StreamPart")
     validator.validate({"type": "text-delta", "id": "txt-1", "delta": "hi"})
-    validator.validate({"type": "data-retry", "data": {"attempt": 1, "max_retries": 2,
-                                                       "delay_s": 0.5, "reason": "429"},
-                        "transient": True})
+    validator.validate(
+        {
+            "type": "data-retry",
+            "data": {"attempt": 1, "max_retries": 2, "delay_s": 0.5, "reason": "429"},
+            "transient": True,
+        }
+    )
     for wrong in (
         {"type": "text-delta", "id": "txt-1"},  # no delta
         {"type": "data-session", "data": {"app": "onemind"}},  # no sessionId
@@ -138,7 +142,10 @@ def echo_app():  # type: ignore[no-untyped-def]
         build_root=lambda deps, turn: None,  # type: ignore[arg-type,return-value]
         routes=(
             Route(
-                "POST", r"/v1/echo/(?P<id>[a-z]{1,8})", _echo, "echo a word",
+                "POST",
+                r"/v1/echo/(?P<id>[a-z]{1,8})",
+                _echo,
+                "echo a word",
                 params=_EchoParams,
                 body=_Echo,
             ),

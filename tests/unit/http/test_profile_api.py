@@ -27,8 +27,10 @@ async def test_get_returns_the_typed_profile_and_patch_merges_user_fields(make_c
     assert empty.json()["profile"]["preferences"]["subscribed_skills"] == []
     patched = await client.patch(
         "/v1/me/profile",
-        json={"preferences": {"language": "zh", "push_settings": {"daily": True}},
-              "account": {"display_name": "Ann"}},
+        json={
+            "preferences": {"language": "zh", "push_settings": {"daily": True}},
+            "account": {"display_name": "Ann"},
+        },
         headers=ANN,
     )
     assert patched.status_code == 200

@@ -43,7 +43,8 @@ def _bad_tokens() -> dict[str, tuple[Callable[[TokenIssuer], str], str]]:
         "auth_time in the future": (lambda i: i.issue("alice", auth_time=now + 600), "future"),
         "another audience": (lambda i: i.issue("alice", aud="another-project"), "audience"),
         "another issuer": (
-            lambda i: i.issue("alice", iss="https://securetoken.google.com/another"), "issuer"
+            lambda i: i.issue("alice", iss="https://securetoken.google.com/another"),
+            "issuer",
         ),
         "another project": (lambda i: i.issue("alice", project_id="another-project"), "project"),
         "unsigned (alg none)": (lambda i: i.issue_unsigned("alice"), "RS256"),
@@ -52,10 +53,12 @@ def _bad_tokens() -> dict[str, tuple[Callable[[TokenIssuer], str], str]]:
         "unknown key": (lambda i: i.issue("alice", key=i.unknown_key), "unknown key"),
         "wrong kid": (lambda i: i.issue("alice", kid=i.unknown_key.kid), "unknown key"),
         "known kid, unknown key": (
-            lambda i: i.issue("alice", key=i.unknown_key, kid=i.key.kid), "signature"
+            lambda i: i.issue("alice", key=i.unknown_key, kid=i.key.kid),
+            "signature",
         ),
         "no kid": (
-            lambda i: jwt.encode(i.claims("alice"), i.key.private_key, algorithm="RS256"), "kid"
+            lambda i: jwt.encode(i.claims("alice"), i.key.private_key, algorithm="RS256"),
+            "kid",
         ),
         "empty sub": (lambda i: i.issue("alice", sub=""), "subject"),
         "no sub": (lambda i: i.issue("alice", sub=None), "sub"),
@@ -80,7 +83,9 @@ async def test_bad_id_tokens_are_401_with_a_reason(make_client, issuer, name) ->
     assert good.status_code == 200  # the same client accepts a sound token
     for path, method in (("/v1/me/profile", "GET"), ("/v1/chat", "POST")):
         response = await client.request(
-            method, path, headers={"Authorization": f"Bearer {make(issuer)}"},
+            method,
+            path,
+            headers={"Authorization": f"Bearer {make(issuer)}"},
             json={"message": "hi"} if method == "POST" else None,
         )
         assert response.status_code == 401, (name, response.text)
@@ -109,8 +114,10 @@ def test_header_identity_never_starts_in_the_cloud(cloud, monkeypatch) -> None:
 
 async def test_cors_answers_only_configured_origins(make_client) -> None:
     client, _ = make_client(cors_origins=[ORIGIN])
-    preflight = {"access-control-request-method": "POST",
-                 "access-control-request-headers": "authorization, content-type"}
+    preflight = {
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type",
+    }
     allowed = await client.options("/v1/chat", headers={"origin": ORIGIN, **preflight})
     assert allowed.status_code == 204
     assert allowed.headers["access-control-allow-origin"] == ORIGIN
@@ -122,8 +129,12 @@ async def test_cors_answers_only_configured_origins(make_client) -> None:
     refused = await client.get("/v1/me/profile", headers={"origin": ORIGIN})  # 401 is readable
     assert refused.status_code == 401 and refused.headers["access-control-allow-origin"] == ORIGIN
 
-    for other in ("https://evil.example", "https://app.example.evil.example", "null",
-                  "http://app.example"):
+    for other in (
+        "https://evil.example",
+        "https://app.example.evil.example",
+        "null",
+        "http://app.example",
+    ):
         pre = await client.options("/v1/chat", headers={"origin": other, **preflight})
         got = await client.get("/v1/me/profile", headers={"origin": other, "X-User-Id": "a"})
         for response in (pre, got):

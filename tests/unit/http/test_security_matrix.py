@@ -37,8 +37,7 @@ def _identities(mode: str, issuer: TokenIssuer):  # type: ignore[no-untyped-def]
             {"X-User-Id": "root"},
         )
     return (
-        {"auth": "firebase", "firebase_project_id": issuer.project_id,
-         "jwks_url": issuer.jwks_url},
+        {"auth": "firebase", "firebase_project_id": issuer.project_id, "jwks_url": issuer.jwks_url},
         lambda uid: {"Authorization": f"Bearer {issuer.issue(uid)}"},
         {"Authorization": f"Bearer {issuer.issue('root', admin=True)}"},
     )

@@ -26,7 +26,10 @@ def _emotion(message: str, previous: str = "") -> dict:
 
 def test_moods_come_from_cue_words_and_the_trend_from_the_previous_mood() -> None:
     assert _emotion("I feel stuck and tired") == {
-        "user_mood": "stuck", "other_mood": None, "trend": "steady", "tags": ["stuck", "tired"]
+        "user_mood": "stuck",
+        "other_mood": None,
+        "trend": "steady",
+        "tags": ["stuck", "tired"],
     }
     assert _emotion("I am happy today", previous="sad")["trend"] == "improving"
     assert _emotion("我很焦虑", previous="calm")["trend"] == "worsening"
@@ -37,7 +40,7 @@ def test_moods_come_from_cue_words_and_the_trend_from_the_previous_mood() -> Non
 def test_the_summary_keeps_the_previous_one_and_adds_the_new_messages() -> None:
     text = _request(
         **{
-            prompts.PREVIOUS_SUMMARY: "The user said \"I procrastinate\".",
+            prompts.PREVIOUS_SUMMARY: 'The user said "I procrastinate".',
             prompts.NEW_EVENTS: (
                 "user: I am afraid of failing. It scares me.\nassistant: I hear you."
             ),

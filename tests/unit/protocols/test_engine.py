@@ -18,12 +18,17 @@ async def test_a_protocol_runs_step_by_step_to_a_stored_report() -> None:
     started = await t.call("start_protocol", protocol_id="weekly_review")
     assert started["current_step"]["number"] == 1
     assert t.context.state["protocol_progress"] == {
-        "protocol_id": "weekly_review", "step": 1, "total_steps": 4, "phase": "look_back",
-        "progress": 0.0, "step_name": "Wins",
+        "protocol_id": "weekly_review",
+        "step": 1,
+        "total_steps": 4,
+        "phase": "look_back",
+        "progress": 0.0,
+        "step_name": "Wins",
     }
     for number, data in enumerate(WEEKLY, start=1):
-        result = await t.call("advance_protocol_step", step_data=data,
-                              step_summary=f"summary {number}")
+        result = await t.call(
+            "advance_protocol_step", step_data=data, step_summary=f"summary {number}"
+        )
         assert result["status"] == "ok", result
     assert result["result"] == "completed"
     assert result["summary"] == "summary 1 summary 2 summary 3 summary 4"
@@ -43,8 +48,9 @@ async def test_a_protocol_runs_step_by_step_to_a_stored_report() -> None:
 async def test_step_data_is_checked_against_the_steps_schema() -> None:
     t = turn()
     await t.call("start_protocol", protocol_id="dankoe")
-    bad = await t.call("advance_protocol_step", step_data={"pain_points": "not a list"},
-                       step_summary="x")
+    bad = await t.call(
+        "advance_protocol_step", step_data={"pain_points": "not a list"}, step_summary="x"
+    )
     assert bad["error"]["code"] == "invalid_step_data"
     assert bad["error"]["problems"][0]["path"] == "pain_points"
     assert bad["error"]["schema"]["required"] == ["pain_points"]
@@ -56,8 +62,9 @@ async def test_step_data_is_checked_against_the_steps_schema() -> None:
 async def test_starting_another_protocol_pauses_the_first_and_starting_it_again_resumes() -> None:
     t = turn()
     await t.call("start_protocol", protocol_id="dankoe")
-    await t.call("advance_protocol_step", step_data={"pain_points": ["dull job"]},
-                 step_summary="dull job")
+    await t.call(
+        "advance_protocol_step", step_data={"pain_points": ["dull job"]}, step_summary="dull job"
+    )
     switched = await t.call("start_protocol", protocol_id="weekly_review")
     assert switched["paused"] == "dankoe" and switched["resumed"] is False
     assert t.runner.paused()["dankoe"]["step"] == 2
@@ -74,8 +81,9 @@ async def test_after_the_timeout_the_protocol_waits_for_the_users_confirmation()
     clock.now += 3601
     assert t.runner.status() is Status.AWAITING_CONFIRMATION
     assert "PROTOCOL_STATUS: awaiting_confirmation" in t.runner.prompt()
-    refused = await t.call("advance_protocol_step", step_data={"pain_points": ["x"]},
-                           step_summary="x")
+    refused = await t.call(
+        "advance_protocol_step", step_data={"pain_points": ["x"]}, step_summary="x"
+    )
     assert refused["error"]["code"] == "confirmation_needed"
     resumed = await t.call("resume_protocol")
     assert resumed["result"] == "resumed" and t.runner.status() is Status.ACTIVE

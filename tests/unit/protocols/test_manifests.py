@@ -49,8 +49,10 @@ def test_bad_manifests_are_refused_with_the_reason(
 def test_a_protocol_step_schema_must_be_a_valid_object_schema(tmp_path: Path) -> None:
     folder = tmp_path / "bad"
     (folder / "protocols").mkdir(parents=True)
-    tools = "[show_protocol_invitation, start_protocol, advance_protocol_step, cancel_protocol," \
+    tools = (
+        "[show_protocol_invitation, start_protocol, advance_protocol_step, cancel_protocol,"
         " resume_protocol]"
+    )
     (folder / "skill.yaml").write_text(
         f"id: bad\ntitle: B\ninstruction: x\ntools: {tools}\nprotocols: [p]\n"
     )
@@ -64,7 +66,11 @@ def test_a_protocol_step_schema_must_be_a_valid_object_schema(tmp_path: Path) ->
 
 def test_onemind_reports_its_stages_in_the_shared_vocabulary() -> None:
     assert onemind_progress({"current_stage": "stage_3_micro_action"}) == {
-        "protocol_id": "onemind", "step": 3, "total_steps": 4, "phase": "stage_3_micro_action",
-        "progress": 0.5, "step_name": "Micro-action",
+        "protocol_id": "onemind",
+        "step": 3,
+        "total_steps": 4,
+        "phase": "stage_3_micro_action",
+        "progress": 0.5,
+        "step_name": "Micro-action",
     }
     assert onemind_progress({"other": 1}) is None

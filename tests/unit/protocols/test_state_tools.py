@@ -25,8 +25,9 @@ async def test_the_skill_comes_from_the_request_never_from_arguments() -> None:
 async def test_append_to_list_is_newest_first_bounded_and_timestamped() -> None:
     t = turn()
     for n in range(4):
-        result = await t.call("append_to_list", path="progress.milestones", entry={"n": n},
-                              max_items=3)
+        result = await t.call(
+            "append_to_list", path="progress.milestones", entry={"n": n}, max_items=3
+        )
     assert result["count"] == 3
     milestones = t.draft.skill("lifecoach")["progress"]["milestones"]
     assert [m["n"] for m in milestones] == [3, 2, 1]
@@ -51,8 +52,11 @@ async def test_bad_arguments_come_back_as_errors_the_model_can_act_on() -> None:
         ("write_state", {"section": "goals", "data": "text"}, "invalid_data"),
         ("write_state", {"section": "goals", "data": {"x": "y" * 20_000}}, "too_large"),
         ("append_to_list", {"path": "goals", "entry": {"a": 1}}, "not_a_list"),
-        ("append_to_list", {"path": "journal", "entry": {"a": 1}, "max_items": 0},
-         "invalid_max_items"),
+        (
+            "append_to_list",
+            {"path": "journal", "entry": {"a": 1}, "max_items": 0},
+            "invalid_max_items",
+        ),
         ("append_to_list", {"path": "journal", "entry": []}, "invalid_entry"),
         ("read_state", {"sections": "goals"}, "invalid_sections"),
     ]

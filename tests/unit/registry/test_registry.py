@@ -112,8 +112,6 @@ async def test_app_options_are_validated_before_the_lease(make_client, late_app:
 
 def test_an_app_cannot_be_registered_twice() -> None:
     spec = agents.app_spec("onemind")
-    clone = AppSpec(
-        name=spec.name, title="x", description="x", build_root=spec.build_root
-    )
+    clone = AppSpec(name=spec.name, title="x", description="x", build_root=spec.build_root)
     with pytest.raises(ValueError, match="registered twice"):
         register(clone)
