@@ -343,7 +343,7 @@ def _turn_queue(store: SessionStore) -> TurnQueue:
         from confidant.sessions.firestore_turn_queue import FirestoreTurnQueue
 
         return FirestoreTurnQueue(client)
-    from confidant.sessions.turn_queue import SqliteTurnQueue
+    from confidant.sessions.sqlite_turn_queue import SqliteTurnQueue
 
     return SqliteTurnQueue(store)  # type: ignore[arg-type]
 

@@ -30,7 +30,6 @@ import csv
 import json
 import os
 import platform
-import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ import psutil
 from bench.sections import rewrite_section
 from tests.support.emulators import free_port, start_firestore
 from tests.support.push import functions_command
+from tests.support.servers import Server, start_server, stop_server
 from tests.support.tokens import TokenIssuer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,43 +55,6 @@ LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 PROJECT = "confidant-soak"
 GROWTH_TARGET = 0.10
 CHAT_ROWS = ("chat onemind (short session)", "chat onemind (long session)")
-
-
-@dataclass
-class Server:
-    name: str
-    process: subprocess.Popen[bytes]
-    url: str
-    log: str
-
-    def stop(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-
-def start_server(
-    name: str, command: list[str], env: dict[str, str], port: int, ready: str
-) -> Server:
-    log = tempfile.NamedTemporaryFile(prefix=f"soak-{name}-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    server = Server(name, process, f"http://127.0.0.1:{port}", log.name)
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{name} exited; see {log.name}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(server.url + ready, timeout=30).status_code == 200:
-                return server
-        time.sleep(0.3)
-    server.stop()
-    raise RuntimeError(f"{name} did not become ready; see {log.name}")
 
 
 class RssSampler(threading.Thread):
@@ -256,17 +219,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         port = free_port()
         env = ours_env(emulator.host, issuer, data, port, extra)
-        ours = start_server("ours", functions_command("chat", port), env, port, "/healthz")
+        ours = start_server(functions_command("chat", port), env, port, within_s=240)
         servers.append(ours)
         adk_port = free_port()
         adk_env = dict(os.environ, FIRESTORE_EMULATOR_HOST=emulator.host)
         adk_command = [sys.executable, "-m", "bench.soak.adk_server", "--port", str(adk_port)]
         adk = start_server(
-            "adk", [*adk_command, "--project", PROJECT], adk_env, adk_port, "/health"
+            [*adk_command, "--project", PROJECT], adk_env, adk_port, ready="/health", within_s=240
         )
         servers.append(adk)
         # ADK imports lazily on its first turn (ours warms up behind /healthz): one turn each.
-        warm_adk(adk.url)
+        warm_adk(adk.base_url)
 
         soak_tokens = [issuer.issue(f"soak-{i}") for i in range(args.users)]
         soak = Phase("soak: ours, mixed apps", args.duration)
@@ -274,7 +237,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         sampler.start()
         soak.loads.append(load_now())
         soak.rows = run_locust(
-            "ConfidantMixed", ours.url, args.duration, args.users, soak_tokens, args.think_s
+            "ConfidantMixed", ours.base_url, args.duration, args.users, soak_tokens, args.think_s
         )
         soak.loads.append(load_now())
         memory = memory_report(sampler.stop(), args.duration)
@@ -285,16 +248,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(2):  # ours, ADK, ours, ADK: the machine's drift hits both
             ours_parts.append(
                 run_locust(
-                    "ConfidantOnemind", ours.url, half, args.users, compare_tokens, args.think_s
+                    "ConfidantOnemind",
+                    ours.base_url,
+                    half,
+                    args.users,
+                    compare_tokens,
+                    args.think_s,
                 )
             )
-            adk_parts.append(run_locust("AdkOnemind", adk.url, half, args.users, [], args.think_s))
+            adk_parts.append(
+                run_locust("AdkOnemind", adk.base_url, half, args.users, [], args.think_s)
+            )
             compare_loads.append(load_now())
         ours_rows = merge(ours_parts, args.compare_duration)
         adk_rows = merge(adk_parts, args.compare_duration)
     finally:
         for server in servers:
-            server.stop()
+            stop_server(server)
         issuer.stop()
         emulator.stop()
     failure_texts = [

@@ -16,8 +16,11 @@ carry `message_id` — recorded in the committed turn itself, in the user event'
   dozens of later turns. An id older than the tail is treated as a new message.
 
 A resend of a committed message gets the committed reply, streamed again as an ordinary reply
-(`data-replay` marks it), without a model call and without a second copy. A resend whose id
-matches a stored message with other text is refused (400): ids name one message.
+(`data-replay` marks it), without a model call, without a second copy, and without counting
+against the daily quota (the original turn was counted; a resend past the quota is still
+replayed, found by one session read without the lease: a committed turn no longer changes).
+A resend whose id matches a stored message with other text is refused (400): ids name one
+message.
 """
 
 from __future__ import annotations
@@ -88,13 +91,15 @@ def committed_reply(tail: list[StoredEvent], message_id: str) -> CommittedReply 
     )
 
 
-def replay_of(turn: OpenTurn, message: str, message_id: str | None) -> CommittedReply | None:
-    """The committed turn a resend names (checked under the lease), or None for a new message.
+def replay_of(
+    tail: list[StoredEvent], message: str, message_id: str | None
+) -> CommittedReply | None:
+    """The committed turn a resend names in the session's tail, or None for a new message.
 
     Raises BadRequestError when the id names a stored message with other text."""
     if message_id is None:
         return None
-    found = committed_reply(turn.loaded.record.tail, message_id)
+    found = committed_reply(tail, message_id)
     if found is not None and found.message.strip() != message:
         raise BadRequestError(
             f"message_id {message_id!r} was already used for another message in this session"

@@ -53,13 +53,14 @@ from confidant.chat.context import (
     load_context,
 )
 from confidant.chat.human_loop import pause_parts, resume_message
-from confidant.chat.idempotency import ReplayedTurn, mark_message, replay_of
+from confidant.chat.idempotency import CommittedReply, ReplayedTurn, mark_message, replay_of
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
 from confidant.errors import (
     BadRequestError,
     CommitOutcomeUnknownError,
     ConfidantError,
+    QuotaExceededError,
     SessionBusyError,
     StaleTurnError,
     StoreUnavailableError,
@@ -183,23 +184,37 @@ class ChatService:
             },
         )
         admission = None
+        prepared: PreparedTurn | ReplayedTurn | None = None
         try:
             with trace.use_span(span, end_on_exit=False):
                 if self.quota is not None:  # seed 001: the quota first, before any context
-                    admission = await _traced(
-                        "confidant.quota",
-                        _within(
-                            self.quota.admit(user_id, request.message), self.policy.store_timeout_s
-                        ),
-                    )
-                prepared = await self._prepare(key, request, spec, options)
+                    try:
+                        admission = await _traced(
+                            "confidant.quota",
+                            _within(
+                                self.quota.admit(user_id, request.message),
+                                self.policy.store_timeout_s,
+                            ),
+                        )
+                    except QuotaExceededError:
+                        prepared = await self._replay_unleased(key, request)
+                        if prepared is None:
+                            raise
+                if prepared is None:
+                    prepared = await self._prepare(key, request, spec, options)
+                if isinstance(prepared, ReplayedTurn) and admission and self.quota is not None:
+                    # A replay never counts: its turn did. (Admitted first, as the quota comes
+                    # before the session read that finds a message already committed.)
+                    counted, admission = admission, None
+                    await self.quota.release(counted)
         except BaseException as error:
             if admission is not None and self.quota is not None:
                 await self.quota.release(admission)
             _end_failed(span, error)
             raise
         prepared.trace_with(span)
-        prepared.admission = admission
+        if isinstance(prepared, PreparedTurn):
+            prepared.admission = admission
         return prepared
 
     async def _prepare(
@@ -254,12 +269,11 @@ class ChatService:
             loaded=loaded,
         )
         try:  # whatever the app's hooks refuse, the lease is released before the 4xx
-            replayed = replay_of(leased, request.message, request.message_id)
-            if replayed is not None and request.message_id is not None:
+            replayed = replay_of(leased.loaded.record.tail, request.message, request.message_id)
+            if replayed is not None:
                 # A resend of a message already committed: its reply again, no model call.
                 await self.sessions.release(leased)
-                result = TurnResult(session_id=key.session_id, text=replayed.reply)
-                return ReplayedTurn(result, request.app, request.message_id, replayed)
+                return _replayed(key, request, replayed)
             message = resume_message(spec, context, leased.session)
             prelude = TurnPrelude()
             if spec.before_run is not None:
@@ -269,6 +283,20 @@ class ChatService:
             await self.sessions.release(leased)
             raise
         return PreparedTurn(self, leased, request, context, spec, prelude, message)
+
+    async def _replay_unleased(self, key: SessionKey, request: ChatRequest) -> ReplayedTurn | None:
+        """Past the quota, a resend of a message committed before it ran out still gets its
+        reply: one session read, no lease (a committed turn no longer changes), else None."""
+        if request.message_id is None or request.session_id is None:
+            return None
+        try:
+            loaded = await _within(self.store.load(key), self.policy.store_timeout_s)
+        except StoreUnavailableError:
+            return None  # the quota's 429 stands
+        if loaded is None:
+            return None
+        found = replay_of(loaded.record.tail, request.message, request.message_id)
+        return None if found is None else _replayed(key, request, found)
 
     def _context_names(self, spec: AppSpec) -> tuple[str, ...]:
         # Every app's turn also loads its agent config (the agent registry), when deployed.
@@ -569,6 +597,12 @@ class PreparedTurn:
         except Exception:
             # The jobs are in the outbox, committed with the turn; a sweeper can republish.
             logger.exception("publishing post-turn jobs failed (session %s)", self.session_id)
+
+
+def _replayed(key: SessionKey, request: ChatRequest, found: CommittedReply) -> ReplayedTurn:
+    assert request.message_id is not None  # a committed reply is found by its message id
+    result = TurnResult(session_id=key.session_id, text=found.reply)
+    return ReplayedTurn(result, request.app, request.message_id, found)
 
 
 async def _traced(name: str, work: Awaitable[Any], attributes: dict[str, Any] | None = None) -> Any:

@@ -46,16 +46,16 @@ from confidant.jobs.sqlite_store import snapshot_json
 from confidant.ports import JobRecord, MemoryRecord
 from confidant.sessions import codec
 from confidant.sessions.firestore_store import (
-    APPS,
     JOB_FAILURES,
     JOBS,
     MEMORIES,
-    SESSIONS,
     USERS,
     job_from_document,
     memory_document,
     outbox_document,
+    session_ref,
 )
+from confidant.sessions.records import SessionKey
 
 META = "meta"
 SUMMARY_DOC = "summary"
@@ -73,13 +73,7 @@ class FirestoreJobStore:
         return self.client.collection(USERS).document(user_id)
 
     def _session(self, user_id: str, app: str, session_id: str) -> firestore.AsyncDocumentReference:
-        return (
-            self._user(user_id)
-            .collection(APPS)
-            .document(app)
-            .collection(SESSIONS)
-            .document(session_id)
-        )
+        return session_ref(self.client, SessionKey(user_id, app, session_id))
 
     def _summary(self, user_id: str, app: str, session_id: str) -> firestore.AsyncDocumentReference:
         return self._session(user_id, app, session_id).collection(META).document(SUMMARY_DOC)
@@ -90,10 +84,10 @@ class FirestoreJobStore:
 
     async def apply(self, job: JobRecord, effect: JobEffect, *, now: float) -> JobOutcome:
         mark_ref = self._mark(job)
-        session_ref = self._session(job.user_id, job.app, job.session_id)
+        session_doc = self._session(job.user_id, job.app, job.session_id)
         summaries = [op for op in effect.operations if isinstance(op, PutSummary)]
         summary_ref = self._summary(job.user_id, job.app, job.session_id)
-        refs = [mark_ref, session_ref] + ([summary_ref] if summaries else [])
+        refs = [mark_ref, session_doc] + ([summary_ref] if summaries else [])
 
         @firestore.async_transactional
         async def run(transaction: AsyncTransaction) -> JobOutcome:
@@ -105,7 +99,7 @@ class FirestoreJobStore:
             mark = snaps[mark_ref.path]
             if mark.exists and mark.get("status") in FINAL_STATUSES:
                 return JobOutcome.DUPLICATE
-            if not snaps[session_ref.path].exists:
+            if not snaps[session_doc.path].exists:
                 self._put_mark(transaction, job, JobOutcome.GONE, "session gone", now)
                 return JobOutcome.GONE
             stored = snaps.get(summary_ref.path)

@@ -91,6 +91,19 @@ class _ProfileChanged(Exception):
     """A fast commit's precondition failed while it carried profile writes."""
 
 
+def session_ref(client: firestore.AsyncClient, key: SessionKey) -> firestore.AsyncDocumentReference:
+    """`users/{uid}/apps/{app}/sessions/{sid}`: the session document, under which its chunks,
+    summary, stream log and turn queue live (deleted with it)."""
+    return (
+        client.collection(USERS)
+        .document(key.user_id)
+        .collection(APPS)
+        .document(key.app)
+        .collection(SESSIONS)
+        .document(key.session_id)
+    )
+
+
 def _chunk_id(first_seq: int) -> str:
     return f"{first_seq:012d}"  # zero-padded so document order is sequence order
 
@@ -111,7 +124,7 @@ class FirestoreSessionStore:
         return self._user(user_id).collection(APPS).document(app)
 
     def _session(self, key: SessionKey) -> firestore.AsyncDocumentReference:
-        return self._user_app(key.user_id, key.app).collection(SESSIONS).document(key.session_id)
+        return session_ref(self.client, key)
 
     def _app_state(self, app: str) -> firestore.AsyncDocumentReference:
         return self.client.collection(APP_STATES).document(app)

@@ -8,7 +8,7 @@ from typing import Any
 from google.api_core import exceptions as gexc
 from google.cloud import firestore
 
-from confidant.sessions.firestore_store import APPS, SESSIONS, USERS
+from confidant.sessions.firestore_store import session_ref
 from confidant.sessions.records import SessionKey
 
 TURN_QUEUE = "turn_queue"  # sessions/{sid}/turn_queue/{ticket}
@@ -25,14 +25,7 @@ class FirestoreTurnQueue:
         self._client = client
 
     def _session(self, key: SessionKey) -> firestore.AsyncDocumentReference:
-        return (
-            self._client.collection(USERS)
-            .document(key.user_id)
-            .collection(APPS)
-            .document(key.app)
-            .collection(SESSIONS)
-            .document(key.session_id)
-        )
+        return session_ref(self._client, key)
 
     def _interrupt(self, key: SessionKey) -> firestore.AsyncDocumentReference:
         return self._session(key).collection(TURN_CONTROL).document(INTERRUPT)

@@ -120,10 +120,11 @@ _SESSION_TABLES = (
     "turn_interrupts",
 )
 
-_KEY_WHERE = "user_id = ? AND app = ? AND session_id = ?"
+# A session's rows in every table keyed by it (sessions, chunks, stream log, turn queue).
+KEY_WHERE = "user_id = ? AND app = ? AND session_id = ?"
 
 
-def _key_args(key: SessionKey) -> tuple[str, str, str]:
+def key_args(key: SessionKey) -> tuple[str, str, str]:
     return (key.user_id, key.app, key.session_id)
 
 
@@ -195,9 +196,7 @@ class SqliteSessionStore:
     async def _get_record(
         self, conn: aiosqlite.Connection, key: SessionKey
     ) -> SessionRecord | None:
-        async with conn.execute(
-            f"SELECT * FROM sessions WHERE {_KEY_WHERE}", _key_args(key)
-        ) as cur:
+        async with conn.execute(f"SELECT * FROM sessions WHERE {KEY_WHERE}", key_args(key)) as cur:
             row = await cur.fetchone()
         return None if row is None else self._record(key, row)
 
@@ -207,7 +206,7 @@ class SqliteSessionStore:
             " tail, summary, lease_holder, lease_expires, created_at, updated_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                *_key_args(record.key),
+                *key_args(record.key),
                 record.revision,
                 record.next_seq,
                 codec.dumps(record.state),
@@ -348,7 +347,7 @@ class SqliteSessionStore:
         await conn.execute(
             "INSERT INTO event_chunks (user_id, app, session_id, first_seq, last_seq, events)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (*_key_args(key), chunk.first_seq, chunk.last_seq, codec.dumps(chunk.events)),
+            (*key_args(key), chunk.first_seq, chunk.last_seq, codec.dumps(chunk.events)),
         )
 
     async def list_sessions(self, *, app: str, user_id: str | None) -> list[SessionRecord]:
@@ -373,9 +372,9 @@ class SqliteSessionStore:
             first_tail_seq = record.tail[0]["seq"] if record.tail else record.next_seq
             if start + 1 < first_tail_seq:
                 async with conn.execute(
-                    f"SELECT events FROM event_chunks WHERE {_KEY_WHERE} AND last_seq > ?"
+                    f"SELECT events FROM event_chunks WHERE {KEY_WHERE} AND last_seq > ?"
                     " ORDER BY first_seq LIMIT ?",
-                    (*_key_args(key), start, limit),
+                    (*key_args(key), start, limit),
                 ) as cur:
                     older = [e for row in await cur.fetchall() for e in json.loads(row["events"])]
                 events = [e for e in older if e["seq"] > start] + events
@@ -386,9 +385,9 @@ class SqliteSessionStore:
 
     async def delete_session(self, key: SessionKey) -> bool:
         async with self._transaction() as conn:
-            cur = await conn.execute(f"DELETE FROM sessions WHERE {_KEY_WHERE}", _key_args(key))
+            cur = await conn.execute(f"DELETE FROM sessions WHERE {KEY_WHERE}", key_args(key))
             for table in _SESSION_TABLES:
-                await conn.execute(f"DELETE FROM {table} WHERE {_KEY_WHERE}", _key_args(key))
+                await conn.execute(f"DELETE FROM {table} WHERE {KEY_WHERE}", key_args(key))
             return cur.rowcount > 0
 
     async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:

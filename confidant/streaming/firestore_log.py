@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from google.cloud import firestore
 
 from confidant.ports import StreamHead
-from confidant.sessions.firestore_store import APPS, SESSIONS, USERS
+from confidant.sessions.firestore_store import session_ref
 from confidant.sessions.records import SessionKey
 
 STREAMS = "streams"
@@ -34,16 +34,6 @@ class FirestoreStreamLog:
     def __init__(self, client: firestore.AsyncClient) -> None:
         self.client = client
 
-    def _session(self, key: SessionKey) -> firestore.AsyncDocumentReference:
-        return (
-            self.client.collection(USERS)
-            .document(key.user_id)
-            .collection(APPS)
-            .document(key.app)
-            .collection(SESSIONS)
-            .document(key.session_id)
-        )
-
     async def save(
         self,
         key: SessionKey,
@@ -53,7 +43,7 @@ class FirestoreStreamLog:
         *,
         write_head: bool,
     ) -> None:
-        ref = self._session(key).collection(STREAMS).document(head.turn_id)
+        ref = session_ref(self.client, key).collection(STREAMS).document(head.turn_id)
         expire_at = datetime.fromtimestamp(head.expire_at, UTC)
         batch = self.client.batch()
         if write_head:
@@ -67,7 +57,7 @@ class FirestoreStreamLog:
 
     async def latest(self, key: SessionKey) -> StreamHead | None:
         query = (
-            self._session(key)
+            session_ref(self.client, key)
             .collection(STREAMS)
             .order_by("started_at", direction=firestore.Query.DESCENDING)
             .limit(1)
@@ -79,7 +69,7 @@ class FirestoreStreamLog:
 
     async def parts(self, key: SessionKey, turn_id: str, *, first: int) -> list[str]:
         query = (
-            self._session(key)
+            session_ref(self.client, key)
             .collection(STREAMS)
             .document(turn_id)
             .collection(STREAM_PARTS)

@@ -10,9 +10,7 @@ from collections.abc import Sequence
 
 from confidant.ports import StreamHead
 from confidant.sessions.records import SessionKey
-from confidant.sessions.sqlite_store import SqliteSessionStore
-
-_KEY = "user_id = ? AND app = ? AND session_id = ?"
+from confidant.sessions.sqlite_store import KEY_WHERE, SqliteSessionStore, key_args
 
 
 class SqliteStreamLog:
@@ -28,7 +26,7 @@ class SqliteStreamLog:
         *,
         write_head: bool,
     ) -> None:
-        names = (key.user_id, key.app, key.session_id, head.turn_id)
+        names = (*key_args(key), head.turn_id)
         async with self._store.transaction() as conn:
             if write_head and head.status == "active":  # a stream starts: drop expired rows
                 for table in ("stream_heads", "stream_parts"):
@@ -49,8 +47,8 @@ class SqliteStreamLog:
     async def latest(self, key: SessionKey) -> StreamHead | None:
         async with self._store.read() as conn:
             async with conn.execute(
-                f"SELECT head FROM stream_heads WHERE {_KEY} ORDER BY started_at DESC LIMIT 1",
-                (key.user_id, key.app, key.session_id),
+                f"SELECT head FROM stream_heads WHERE {KEY_WHERE} ORDER BY started_at DESC LIMIT 1",
+                key_args(key),
             ) as cur:
                 row = await cur.fetchone()
         return None if row is None else StreamHead.model_validate_json(row["head"])
@@ -58,9 +56,9 @@ class SqliteStreamLog:
     async def parts(self, key: SessionKey, turn_id: str, *, first: int) -> list[str]:
         async with self._store.read() as conn:
             async with conn.execute(
-                f"SELECT parts FROM stream_parts WHERE {_KEY} AND turn_id = ? AND first >= ?"
+                f"SELECT parts FROM stream_parts WHERE {KEY_WHERE} AND turn_id = ? AND first >= ?"
                 " ORDER BY first",
-                (key.user_id, key.app, key.session_id, turn_id, first),
+                (*key_args(key), turn_id, first),
             ) as cur:
                 rows = await cur.fetchall()
         return [part for row in rows for part in row["parts"].split("\n")]

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -18,48 +13,8 @@ import pytest
 from tests.conftest import TEST_PROJECT
 from tests.support.emulators import free_port
 from tests.support.push import functions_command
+from tests.support.servers import REPO, Server, start_server, stop_server
 from tests.support.tokens import TokenIssuer
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Server:
-    base_url: str
-    process: subprocess.Popen[bytes]
-    log_path: str
-
-    def log(self) -> str:
-        return Path(self.log_path).read_text(errors="replace")[-4000:]
-
-
-def start_server(command: list[str], env: dict[str, str], port: int) -> Server:
-    log = tempfile.NamedTemporaryFile(prefix="confidant-e2e-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    server = Server(f"http://127.0.0.1:{port}", process, log.name)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"server exited ({process.returncode}):\n{server.log()}")
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"{server.base_url}/healthz", timeout=1).status_code == 200:
-                return server
-        time.sleep(0.2)
-    stop_server(server)
-    raise AssertionError(f"server did not answer /healthz:\n{server.log()}")
-
-
-def stop_server(server: Server) -> None:
-    if server.process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(server.process.pid, signal.SIGTERM)
-        try:
-            server.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.process.pid, signal.SIGKILL)
-            server.process.wait(timeout=10)
 
 
 def start_local_server(database: Path, **overrides: str) -> Server:

@@ -24,7 +24,8 @@ import pytest
 
 from confidant.sessions.records import SessionKey
 from confidant.sessions.sqlite_store import SqliteSessionStore
-from confidant.sessions.turn_queue import SqliteTurnQueue, TurnQueue
+from confidant.sessions.sqlite_turn_queue import SqliteTurnQueue
+from confidant.sessions.turn_queue import TurnQueue
 from tests.e2e.conftest import Server, start_local_server, stop_server
 from tests.support.sse import of_type, parse_frames, streamed_text
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -198,6 +199,57 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         stop_server(slow)
 
 
+def test_a_message_resent_after_an_unconfirmed_commit_is_stored_once(page, server) -> None:  # type: ignore[no-untyped-def]
+    # The first send reaches the real server and is stored, but the page is told the commit's
+    # outcome is unknown (the store's answer lost); the person sends it again from the composer.
+    bodies: list[dict] = []
+
+    def answer(route) -> None:  # type: ignore[no-untyped-def]
+        bodies.append(json.loads(route.request.post_data))
+        if len(bodies) > 1:
+            route.continue_()
+            return
+        stored = route.fetch()
+        assert stored.status == 200 and '"finish"' in stored.text()
+        lost = {"type": "error", "errorText": "your message may not have been saved"}
+        route.fulfill(
+            status=200,
+            headers={"content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1"},
+            body=sse(
+                {"type": "start", "messageId": "msg-1"}, lost | {"code": "commit_outcome_unknown"}
+            ),
+        )
+
+    page.route("**/v1/chat", answer)
+    open_session(page, server, "unconfirmed", "web-unconfirmed")
+    page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+    page.get_by_test_id("send").click()
+    page.get_by_test_id("error").wait_for(timeout=20_000)
+    assert page.get_by_test_id("composer").input_value() == "I keep avoiding my inbox"
+    page.get_by_test_id("send").click()
+    page.locator(".message.assistant").first.wait_for(timeout=20_000)
+    page.get_by_role("button", name="Send").wait_for(timeout=20_000)
+
+    first, resent = bodies
+    assert resent["message_id"] == first["message_id"]  # the same message, so the same key
+    session = httpx.get(
+        f"{server.base_url}/v1/sessions/unconfirmed",
+        params={"app": "onemind"},
+        headers={"X-User-Id": "web-unconfirmed"},
+    ).json()
+    users = [e for e in session["events"] if e["author"] == "user"]
+    assert len(users) == 1  # stored once, and the page shows the stored reply
+    assert page.locator(".message.user").count() == 1
+    stored_reply = " ".join(
+        part.get("text", "")
+        for event in session["events"]
+        if event["author"] != "user"
+        for part in (event.get("content") or {}).get("parts", [])
+    )
+    shown = page.locator(".message.assistant").inner_text()
+    assert " ".join(stored_reply.split()) in " ".join(shown.split())
+
+
 # --- parts the page must render when the server sends them (wire format, served by routing) ---
 
 
@@ -283,9 +335,9 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     chart.wait_for(timeout=10_000)
     assert chart.locator("circle").count() == 2
     assert "calmer" in chart.inner_text()
-    assert bodies == [
-        {"app": "onemind", "session_id": "routed", "message": "everything is too much"}
-    ]
+    (body,) = bodies
+    assert re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", body.pop("message_id"))  # useChat's id
+    assert body == {"app": "onemind", "session_id": "routed", "message": "everything is too much"}
     page.screenshot(path=str(DOCS / "crisis-resources.png"))
 
 

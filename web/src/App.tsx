@@ -77,6 +77,9 @@ export function App() {
   const [transientCrisis, setTransientCrisis] = useState<Crisis | null>(null);
   const [transientHuman, setTransientHuman] = useState<HumanRequest | null>(null);
   const [draft, setDraft] = useState("");
+  // The message taken back into the composer after a failed send: sent again unchanged, it
+  // keeps its id, so a message the server did store after all is not stored twice.
+  const unsent = useRef<{ id: string; text: string } | null>(null);
 
   // The transport reads the current picks through refs: it is built once per page.
   const picks = useRef({ app, skill, userId });
@@ -90,13 +93,16 @@ export function App() {
           app: picks.current.app,
           ...(picks.current.skill ? { skill: picks.current.skill } : {}),
         }),
-        // Our endpoint keeps the history itself: send only the new message.
-        prepareSendMessagesRequest: ({ id, messages, body }) => {
+        // Our endpoint keeps the history itself: send only the new message, with its id as
+        // the idempotency key (a resend of a stored message gets the stored reply).
+        prepareSendMessagesRequest: ({ id, messages, body, trigger }) => {
           const last = lastOf(messages);
           const message = (last?.parts ?? [])
             .map((p) => (p.type === "text" ? p.text : ""))
             .join("");
-          return { body: { ...body, session_id: id, message } };
+          const key = trigger === "submit-message" && last?.role === "user" ? last.id : undefined;
+          const message_id = key ? { message_id: key } : {};
+          return { body: { ...body, session_id: id, message, ...message_id } };
         },
         // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
         prepareReconnectToStreamRequest: ({ id }) => ({
@@ -208,17 +214,23 @@ export function App() {
     clearError();
     setRetries([]);
     setTransientHuman(null);
-    void sendMessage({ text: text.trim() }, extra ? { body: extra } : undefined);
+    const trimmed = text.trim();
+    const id = unsent.current?.text === trimmed ? unsent.current.id : undefined;
+    unsent.current = null;
+    const parts = [{ type: "text" as const, text: trimmed }];
+    void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
 
   const failure = error ? describeError(error) : null;
 
-  // A failed send saved nothing on the server: take the message back into the composer.
+  // A failed send: take the message back into the composer. Most failures saved nothing; after
+  // `commit_outcome_unknown` it may be stored, which a resend with the same id settles.
   useEffect(() => {
     if (!error) return;
     const lastUser = messages.map((m) => m.role).lastIndexOf("user");
     if (lastUser < 0) return;
     const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+    unsent.current = { id: messages[lastUser].id, text };
     setMessages(messages.slice(0, lastUser));
     setDraft((current) => current || text);
   }, [error]);

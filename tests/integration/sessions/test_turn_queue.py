@@ -11,7 +11,8 @@ from confidant.sessions.firestore_store import FirestoreSessionStore
 from confidant.sessions.firestore_turn_queue import FirestoreTurnQueue
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService
-from confidant.sessions.turn_queue import SqliteTurnQueue, TurnQueue
+from confidant.sessions.sqlite_turn_queue import SqliteTurnQueue
+from confidant.sessions.turn_queue import TurnQueue
 
 
 def _queue(store) -> TurnQueue:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from confidant.ports import StreamHead
-from confidant.sessions.firestore_store import FirestoreSessionStore
+from confidant.sessions.firestore_store import FirestoreSessionStore, session_ref
 from confidant.sessions.records import SessionKey
 from confidant.sessions.sqlite_store import SqliteSessionStore
 from confidant.streaming.firestore_log import STREAM_PARTS, STREAMS, FirestoreStreamLog
@@ -45,7 +45,7 @@ def _head(**fields: Any) -> StreamHead:
 
 async def _batches(log: Any, store: Any, key: SessionKey, turn_id: str) -> int:
     if isinstance(store, FirestoreSessionStore):
-        session = log._session(key)
+        session = session_ref(log.client, key)
         docs = await session.collection(STREAMS).document(turn_id).collection(STREAM_PARTS).get()
         return len(docs)
     async with store.read() as conn:
@@ -158,7 +158,7 @@ async def test_firestore_documents_carry_the_ttl_field(firestore_emulator) -> No
         started = time.time()
         head = StreamHead(turn_id="t", started_at=started, expire_at=started + 600)
         await log.save(key, head, 0, ['{"type":"start"}'], write_head=True)
-        streams = log._session(key).collection(STREAMS)
+        streams = session_ref(log.client, key).collection(STREAMS)
         head_doc = (await streams.document("t").get()).to_dict()
         batch_doc = (
             await streams.document("t").collection(STREAM_PARTS).document("00000000").get()

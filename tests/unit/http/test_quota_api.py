@@ -264,3 +264,26 @@ async def test_a_turn_refused_as_busy_is_taken_back_from_the_count(make_client) 
     assert (await first).status_code == 200
     usage = (await client.get("/v1/me/usage", headers=ALICE)).json()
     assert usage["used"]["turns_per_day"] == 1
+
+
+async def test_a_replayed_resend_is_counted_once_even_past_the_quota(make_client) -> None:
+    model = ScriptedLlm(script=[_reply("first reply", 100), _reply("second reply", 100)])
+    client, _ = make_client(model=model, tiers={"free": {"turns_per_day": 2}})
+    sent = _parts(await _chat(client, "hello there", message_id="m-1"))
+    assert streamed_text(sent) == "first reply"
+
+    resent = _parts(await _chat(client, "hello there", message_id="m-1"))
+    assert of_type(resent, "data-replay") and streamed_text(resent) == "first reply"
+    usage = (await client.get("/v1/me/usage", headers=ALICE)).json()
+    assert usage["used"] == {"turns_per_day": 1, "tokens_per_day": 100}  # counted once
+
+    assert streamed_text(_parts(await _chat(client, "and another", message_id="m-2")))
+    # The quota is used up; a resend of a stored message still gets its reply, uncounted...
+    again = _parts(await _chat(client, "hello there", message_id="m-1"))
+    assert of_type(again, "data-replay") and streamed_text(again) == "first reply"
+    # ...while a new message is refused.
+    refused = await _chat(client, "a third", message_id="m-3")
+    assert refused.status_code == 429, refused.text
+    assert len(model.requests) == 2
+    usage = (await client.get("/v1/me/usage", headers=ALICE)).json()
+    assert usage["used"] == {"turns_per_day": 2, "tokens_per_day": 200}
