@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from agents.safety.lexicon import (
     ACCESS,
@@ -31,6 +31,7 @@ from agents.safety.lexicon import (
     DESIRE,
     FIRST_PERSON,
     GAME,
+    GATED,
     IDEATION,
     INTENT,
     MEANS,
@@ -41,7 +42,7 @@ from agents.safety.lexicon import (
     STRONG_SIGNALS,
     THIRD_PERSON,
     LanguageLexicon,
-    Occurrences,
+    View,
     load_lexicons,
 )
 from agents.safety.ngram import NgramModel
@@ -71,7 +72,6 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
 _REGION_CLAUSES = 5
 _CHECK_WHOLE_CHARS = 400
-_MARK = re.compile(re.escape(CLAUSE_MARK))
 _NOT_MARK = re.compile(rf"[^{re.escape(CLAUSE_MARK)}]")
 _SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
@@ -105,25 +105,45 @@ class Detection:
 SAFE = Detection(risky=False, signals=(), matches=())
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Message:
-    view: str
+    prepared: View
     lexicons: tuple[LanguageLexicon, ...]
-    found: dict[str, Occurrences]  # per language: where its literals occur in the view
+    candidates: dict[str, dict[str, list[int]]]  # per language and section: may match (RE2)
+    _spans: dict[str, list[Match]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...]) -> _Message:
+        prepared = View.of(view)
+        candidates = {lexicon.lang: lexicon.matcher.candidates(prepared) for lexicon in lexicons}
+        return cls(prepared, lexicons, candidates)
+
+    @property
+    def view(self) -> str:
+        return self.prepared.text
+
+    def may_match(self, sections: Iterable[str]) -> bool:
+        return any(name in found for found in self.candidates.values() for name in sections)
+
+    def _matches(self, section: str) -> Iterator[re.Match[str]]:
+        for lexicon in self.lexicons:
+            indexes = self.candidates[lexicon.lang].get(section)
+            if indexes:
+                yield from lexicon.matcher.finditer(self.prepared, section, indexes)
 
     def spans(self, section: str) -> list[Match]:
-        return [
-            Match(section, m.start(), m.end(), m.group())
-            for lexicon in self.lexicons
-            for m in lexicon.sections[section].finditer(self.view, self.found[lexicon.lang])
-            if m.end() > m.start()
-        ]
+        if section not in self._spans:
+            self._spans[section] = [
+                Match(section, m.start(), m.end(), m.group())
+                for m in self._matches(section)
+                if m.end() > m.start()
+            ]
+        return self._spans[section]
 
     def has(self, section: str) -> bool:
-        return any(
-            lexicon.sections[section].search(self.view, self.found[lexicon.lang])
-            for lexicon in self.lexicons
-        )
+        if section in self._spans:
+            return bool(self._spans[section])
+        return next(self._matches(section), None) is not None
 
     def clause_before(self, start: int) -> str:
         return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
@@ -213,14 +233,16 @@ class CrisisDetector:
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
         )
-        marks = [m.start() for m in _MARK.finditer(view)]
-        hits = sorted(hit for lexicon in lexicons for hit in lexicon.gate.hot(view, marks))
-        if not hits:  # no clause can hold a candidate
+        message = _Message.of(view, lexicons)
+        if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
-        checked, regions = _around(view, hits, marks)
-        message = _Message(
-            checked, lexicons, {lex.lang: lex.index.scan(checked, regions) for lex in lexicons}
-        )
+        if len(view) > _CHECK_WHOLE_CHARS:
+            starts = sorted(m.start for section in GATED for m in message.spans(section))
+            if not starts:
+                return Detection(risky=False, signals=(), matches=(), view=view)
+            checked = _around(view, starts, message.prepared.marks)
+            if checked != view:
+                message = _Message.of(checked, lexicons)
         candidates = list(
             dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
         )
@@ -271,13 +293,11 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
 
 
-def _around(view: str, hits: list[int], marks: list[int]) -> tuple[str, list[tuple[int, int]]]:
-    """The view with every clause far from a gate hit blanked (offsets kept, clause marks
-    kept), and the regions left. A short message is checked whole."""
-    if len(view) <= _CHECK_WHOLE_CHARS:
-        return view, [(0, len(view))]
+def _around(view: str, starts: list[int], marks: list[int]) -> str:
+    """The view with every clause far from a match a candidate starts from blanked (offsets
+    kept, clause marks kept)."""
     regions: list[tuple[int, int]] = []
-    for hit in hits:
+    for hit in starts:
         index = bisect.bisect_left(marks, hit)
         start = marks[index - _REGION_CLAUSES] + 1 if index - _REGION_CLAUSES >= 0 else 0
         last = index + _REGION_CLAUSES - 1
@@ -292,7 +312,7 @@ def _around(view: str, hits: list[int], marks: list[int]) -> tuple[str, list[tup
         pieces += [_NOT_MARK.sub(" ", view[done:start]), view[start:end]]
         done = end
     pieces.append(_NOT_MARK.sub(" ", view[done:]))
-    return "".join(pieces), regions
+    return "".join(pieces)
 
 
 def _inside(match: Match, spans: Iterable[Match]) -> bool:
