@@ -118,6 +118,13 @@ class _Message:
         candidates = {lexicon.lang: lexicon.matcher.candidates(prepared) for lexicon in lexicons}
         return cls(prepared, lexicons, candidates)
 
+    def blanked(self, checked: str, kept: Iterable[str]) -> _Message:
+        """The message with far clauses blanked (`_around`). Blanking only removes text, so
+        the patterns that may match are a subset of these; the `kept` sections' spans, all
+        inside the regions kept, carry over."""
+        spans = {section: self._spans[section] for section in kept}
+        return _Message(View.of(checked), self.lexicons, self.candidates, spans)
+
     @property
     def view(self) -> str:
         return self.prepared.text
@@ -242,14 +249,17 @@ class CrisisDetector:
                 return Detection(risky=False, signals=(), matches=(), view=view)
             checked = _around(view, starts, message.prepared.marks)
             if checked != view:
-                message = _Message.of(checked, lexicons)
-        candidates = list(
-            dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
-        )
+                message = message.blanked(checked, GATED)
+        distinct = {
+            (m.signal, m.start, m.end): m
+            for signal in (*STRONG_SIGNALS, MENTION)
+            for m in message.spans(signal)
+        }
+        candidates = list(distinct.values())
         deaths = message.spans(DEATH)
-        benign = message.spans(BENIGN) if candidates or deaths else []
+        benign = _Cover(message.spans(BENIGN) if candidates or deaths else [])
         for death in deaths:
-            if not _inside(death, benign) and message.in_clause(death, DESIRE):
+            if not benign.covers(death) and message.in_clause(death, DESIRE):
                 candidates.append(Match(IDEATION, death.start, death.end, death.text))
         means = message.spans(MEANS)
         if means and (message.has(ACCESS) or message.has(INTENT)):
@@ -258,7 +268,7 @@ class CrisisDetector:
         if not candidates:
             return Detection(risky=False, signals=(), matches=(), view=view)
         if not benign:
-            benign = message.spans(BENIGN)
+            benign = _Cover(message.spans(BENIGN))
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
         context = message.has(CONTEXT)
@@ -315,20 +325,35 @@ def _around(view: str, starts: list[int], marks: list[int]) -> str:
     return "".join(pieces)
 
 
-def _inside(match: Match, spans: Iterable[Match]) -> bool:
-    return any(span.start <= match.start and match.end <= span.end for span in spans)
+class _Cover:
+    """Spans, ready to say whether one of them holds a match (in log time: by start, with the
+    furthest end reached so far)."""
+
+    def __init__(self, spans: Iterable[Match]) -> None:
+        ordered = sorted((span.start, span.end) for span in spans)
+        self._starts = [start for start, _ in ordered]
+        self._reach: list[int] = []
+        for _, end in ordered:
+            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
+
+    def __bool__(self) -> bool:
+        return bool(self._starts)
+
+    def covers(self, match: Match) -> bool:
+        index = bisect.bisect_right(self._starts, match.start) - 1
+        return index >= 0 and self._reach[index] >= match.end
 
 
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
-    benign: Iterable[Match],
+    benign: _Cover,
     context: bool,
     play: bool,
     purpose: bool,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
-    if _inside(match, benign):
+    if benign.covers(match):
         return "benign"
     if match.signal == MEANS_PLAN:
         subject: str | None = "first" if message.has(FIRST_PERSON) else None
