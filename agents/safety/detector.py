@@ -22,6 +22,7 @@ import bisect
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from agents.safety.lexicon import (
     ACCESS,
@@ -78,9 +79,8 @@ _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
 
 
-@dataclass(frozen=True)
-class Match:
-    """One matched span of the normalised view."""
+class Match(NamedTuple):
+    """One matched span of the normalised view (a named tuple: a long message makes hundreds)."""
 
     signal: str
     start: int
