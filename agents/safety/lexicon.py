@@ -216,13 +216,19 @@ class View:
         return cls(text, data, marks, byte_marks)
 
     def window(self, start: int, end: int, size: int) -> tuple[int, int, int]:
-        """For the byte span [start, end): the character offsets of its clauses widened by
-        `size - 1` clauses on either side (the closing mark kept, so a pattern can look ahead
-        to its clause's end), and the byte offset where that window ends."""
+        """For the byte span [start, end) where a pattern's over-approximation matched: where a
+        match of the pattern itself can be (from `start`, as a character offset, to the end of
+        the span's clause widened by `size - 1` clauses, the closing mark kept so a pattern can
+        look ahead to its clause's end), and the byte offset where that window ends."""
         first = bisect.bisect_left(self.byte_marks, start)
         last = bisect.bisect_left(self.byte_marks, max(start, end - 1))
-        low, high = first - size, last + size - 1
-        char_start = self.marks[low] + 1 if low >= 0 else 0
+        if len(self.data) == len(self.text):
+            char_start = start
+        else:  # count the characters from the clause's start only
+            clause_bytes = self.byte_marks[first - 1] + 1 if first > 0 else 0
+            clause_chars = self.marks[first - 1] + 1 if first > 0 else 0
+            char_start = clause_chars + len(self.data[clause_bytes:start].decode("utf-8"))
+        high = last + size - 1
         if high < len(self.marks):
             return char_start, self.marks[high] + 1, self.byte_marks[high] + 1
         return char_start, len(self.text), len(self.data)
@@ -231,8 +237,10 @@ class View:
 class ViewMatcher:
     """All of a language's patterns, every section, in one RE2 set: one linear pass over a
     message says which patterns may match in it. A pattern that may is then run by Python's
-    `re` only on the clauses where RE2 finds its over-approximation (with the clauses a
-    wildcard can reach), so a 2,000-character message costs one pass and a few short runs."""
+    `re` only from where RE2 finds its over-approximation to that clause's end (or further,
+    as far as a wildcard can reach): a match of the pattern is a match of the
+    over-approximation, so it cannot start anywhere else. A 2,000-character message costs one
+    pass and a few short runs."""
 
     def __init__(self, sections: dict[str, Section]) -> None:
         self._ids: list[tuple[str, int]] = []
