@@ -215,23 +215,14 @@ class View:
         byte_marks = marks if same else [m.start() for m in _BYTE_MARK.finditer(data)]
         return cls(text, data, marks, byte_marks)
 
-    def window(self, start: int, end: int, size: int) -> tuple[int, int, int]:
-        """For the byte span [start, end) where a pattern's over-approximation matched: where a
-        match of the pattern itself can be (from `start`, as a character offset, to the end of
-        the span's clause widened by `size - 1` clauses, the closing mark kept so a pattern can
-        look ahead to its clause's end), and the byte offset where that window ends."""
-        first = bisect.bisect_left(self.byte_marks, start)
-        last = bisect.bisect_left(self.byte_marks, max(start, end - 1))
-        if len(self.data) == len(self.text):
-            char_start = start
-        else:  # count the characters from the clause's start only
-            clause_bytes = self.byte_marks[first - 1] + 1 if first > 0 else 0
-            clause_chars = self.marks[first - 1] + 1 if first > 0 else 0
-            char_start = clause_chars + len(self.data[clause_bytes:start].decode("utf-8"))
-        high = last + size - 1
-        if high < len(self.marks):
-            return char_start, self.marks[high] + 1, self.byte_marks[high] + 1
-        return char_start, len(self.text), len(self.data)
+    def char_offset(self, offset: int) -> int:
+        """The character offset of a byte offset (counted from its clause's start only)."""
+        if len(self.data) == len(self.text):  # ASCII
+            return offset
+        clause = bisect.bisect_left(self.byte_marks, offset)
+        clause_bytes = self.byte_marks[clause - 1] + 1 if clause > 0 else 0
+        clause_chars = self.marks[clause - 1] + 1 if clause > 0 else 0
+        return clause_chars + len(self.data[clause_bytes:offset].decode("utf-8"))
 
 
 class ViewMatcher:
@@ -277,22 +268,35 @@ class ViewMatcher:
                 yield from pattern.regex.finditer(view.text, start, end)
 
     def _windows(self, view: View, number: int, size: int) -> list[tuple[int, int]]:
+        """Character spans where the pattern may match: each from where its over-approximation
+        matches to the end of that match's clause widened by `size - 1` clauses (the closing
+        mark kept, so a pattern can look ahead to its clause's end); overlapping ones joined."""
         finder = self._finders[number]
-        windows: list[tuple[int, int]] = []
-        position, length = 0, len(view.data)
+        marks = view.byte_marks
+        length = len(view.data)
+        spans: list[tuple[int, int]] = []  # byte offsets
+        position = 0
         while position < length:
             start, end = finder.Match(_UNANCHORED, view.data, position, length)[0]
             if start < 0:
                 break
-            char_start, char_end, window_end = view.window(start, end, size)
-            # A wide pattern may look ahead past its window's end ("要死了(?=.{0,12}考试)"):
-            # every match of its over-approximation gets a window of its own.
-            position = window_end if size == 1 else max(end, start + 1)
-            if windows and char_start < windows[-1][1]:  # overlapping windows: one run
-                windows[-1] = (windows[-1][0], max(char_end, windows[-1][1]))
+            last = bisect.bisect_left(marks, max(start, end - 1)) + size - 1
+            window_end = marks[last] + 1 if last < len(marks) else length
+            if spans and start < spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(window_end, spans[-1][1]))
             else:
-                windows.append((char_start, char_end))
-        return windows
+                spans.append((start, window_end))
+            # A wide pattern may look ahead past its window's end ("要死了(?=.{0,12}考试)"):
+            # every match of its over-approximation widens the window.
+            position = window_end if size == 1 else end
+        if len(view.data) == len(view.text):
+            return spans
+        # A window ends just after a clause mark or at the end: its character offset is known.
+        ends = dict(zip(view.byte_marks, view.marks, strict=True))
+        return [
+            (view.char_offset(start), ends[end - 1] + 1 if end < length else len(view.text))
+            for start, end in spans
+        ]
 
 
 @dataclass(frozen=True)
