@@ -42,6 +42,7 @@ from agents.safety.lexicon import (
     PURPOSE,
     STRONG_SIGNALS,
     THIRD_PERSON,
+    Candidates,
     LanguageLexicon,
     View,
     load_lexicons,
@@ -109,7 +110,7 @@ SAFE = Detection(risky=False, signals=(), matches=())
 class _Message:
     prepared: View
     lexicons: tuple[LanguageLexicon, ...]
-    candidates: dict[str, dict[str, list[int]]]  # per language and section: may match (RE2)
+    candidates: dict[str, Candidates]  # per language: what may match, and where (RE2)
     _spans: dict[str, list[Match]] = field(default_factory=dict)
 
     @classmethod
@@ -130,13 +131,16 @@ class _Message:
         return self.prepared.text
 
     def may_match(self, sections: Iterable[str]) -> bool:
-        return any(name in found for found in self.candidates.values() for name in sections)
+        return any(
+            name in found.sections for found in self.candidates.values() for name in sections
+        )
 
     def _matches(self, section: str) -> Iterator[re.Match[str]]:
         for lexicon in self.lexicons:
-            indexes = self.candidates[lexicon.lang].get(section)
+            found = self.candidates[lexicon.lang]
+            indexes = found.sections.get(section)
             if indexes:
-                yield from lexicon.matcher.finditer(self.prepared, section, indexes)
+                yield from lexicon.matcher.finditer(self.prepared, section, indexes, found)
 
     def spans(self, section: str) -> list[Match]:
         if section not in self._spans:

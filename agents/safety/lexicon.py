@@ -225,13 +225,27 @@ class View:
         return clause_chars + len(self.data[clause_bytes:offset].decode("utf-8"))
 
 
+@dataclass(frozen=True)
+class Candidates:
+    """What RE2 found in one message: per section the patterns that may match (ascending), and
+    for a pattern confined to one clause the character windows (runs of whole clauses) where
+    it may."""
+
+    sections: dict[str, list[int]]
+    windows: dict[int, list[tuple[int, int]]]  # pattern number -> windows, ascending
+
+
+_CHUNK_BYTES = 256  # a message is checked in runs of whole clauses about this long
+
+
 class ViewMatcher:
-    """All of a language's patterns, every section, in one RE2 set: one linear pass over a
-    message says which patterns may match in it. A pattern that may is then run by Python's
-    `re` only from where RE2 finds its over-approximation to that clause's end (or further,
-    as far as a wildcard can reach): a match of the pattern is a match of the
-    over-approximation, so it cannot start anywhere else. A 2,000-character message costs one
-    pass and a few short runs."""
+    """All of a language's patterns in RE2 sets: a few linear passes over a message say which
+    patterns may match in it and where. A pattern confined to one clause is found by running
+    the set of such patterns over runs of whole clauses (its over-approximation never crosses a
+    clause mark, so it matches inside one run or not at all); a pattern with a wildcard, by
+    one set over the whole message and then its own RE2 search. Python's `re` then runs each
+    pattern only there: a match of the pattern is a match of its over-approximation. A
+    2,000-character message costs a few passes and a few short runs."""
 
     def __init__(self, sections: dict[str, Section]) -> None:
         self._ids: list[tuple[str, int]] = []
@@ -240,8 +254,13 @@ class ViewMatcher:
             for index, pattern in enumerate(section.patterns):
                 self._ids.append((name, index))
                 patterns.append(pattern)
-        self._set = _re2_set(patterns)
-        self._finders = [re2._re2.RE2(p.superset.encode("utf-8"), _RE2_OPTIONS) for p in patterns]
+        self._narrow = [n for n, p in enumerate(patterns) if p.clauses == 1]
+        self._wide = [n for n, p in enumerate(patterns) if p.clauses > 1]
+        self._narrow_set = _re2_set([patterns[n] for n in self._narrow])
+        self._wide_set = _re2_set([patterns[n] for n in self._wide])
+        self._finders = {
+            n: re2._re2.RE2(patterns[n].superset.encode("utf-8"), _RE2_OPTIONS) for n in self._wide
+        }
         self._sections = sections
         self._first = {  # each section's first pattern in the set
             name: self._ids.index((name, 0))
@@ -249,22 +268,37 @@ class ViewMatcher:
             if section.patterns
         }
 
-    def candidates(self, view: View) -> dict[str, list[int]]:
-        """Per section, the indexes of the patterns that may match in the view, ascending."""
-        found: dict[str, list[int]] = {}
-        if self._set is None or not view.text:
-            return found
-        for number in sorted(self._set.Match(view.data) or ()):
+    def candidates(self, view: View) -> Candidates:
+        """The patterns that may match in the view, and where."""
+        numbers: set[int] = set()
+        windows: dict[int, list[tuple[int, int]]] = {}
+        if self._narrow_set is not None:
+            for char_start, char_end, byte_start, byte_end in _chunks(view):
+                for found in self._narrow_set.Match(view.data[byte_start:byte_end]) or ():
+                    number = self._narrow[found]
+                    numbers.add(number)
+                    windows.setdefault(number, []).append((char_start, char_end))
+        if self._wide_set is not None and view.text:
+            numbers.update(self._wide[found] for found in self._wide_set.Match(view.data) or ())
+        sections: dict[str, list[int]] = {}
+        for number in sorted(numbers):
             section, index = self._ids[number]
-            found.setdefault(section, []).append(index)
-        return found
+            sections.setdefault(section, []).append(index)
+        return Candidates(sections, windows)
 
-    def finditer(self, view: View, section: str, indexes: list[int]) -> Iterator[re.Match[str]]:
+    def finditer(
+        self, view: View, section: str, indexes: list[int], found: Candidates
+    ) -> Iterator[re.Match[str]]:
         """The matches of the section's patterns `indexes` in the view, pattern by pattern."""
         offset = self._first.get(section, 0)
         for index in indexes:
             pattern = self._sections[section].patterns[index]
-            for start, end in self._windows(view, offset + index, pattern.clauses):
+            number = offset + index
+            if pattern.clauses == 1:
+                windows = found.windows[number]
+            else:
+                windows = self._windows(view, number, pattern.clauses)
+            for start, end in windows:
                 yield from pattern.regex.finditer(view.text, start, end)
 
     def _windows(self, view: View, number: int, size: int) -> list[tuple[int, int]]:
@@ -297,6 +331,23 @@ class ViewMatcher:
             (view.char_offset(start), ends[end - 1] + 1 if end < length else len(view.text))
             for start, end in spans
         ]
+
+
+def _chunks(view: View) -> list[tuple[int, int, int, int]]:
+    """Runs of whole clauses of about `_CHUNK_BYTES`, each ending just after a clause mark or at
+    the end: (character start, character end, byte start, byte end)."""
+    chunks: list[tuple[int, int, int, int]] = []
+    char_start = byte_start = 0
+    marks, byte_marks, length = view.marks, view.byte_marks, len(view.data)
+    while byte_start < length:
+        index = bisect.bisect_left(byte_marks, byte_start + _CHUNK_BYTES)
+        if index < len(byte_marks):
+            char_end, byte_end = marks[index] + 1, byte_marks[index] + 1
+        else:
+            char_end, byte_end = len(view.text), length
+        chunks.append((char_start, char_end, byte_start, byte_end))
+        char_start, byte_start = char_end, byte_end
+    return chunks
 
 
 @dataclass(frozen=True)
