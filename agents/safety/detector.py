@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from agents.safety.lexicon import (
     ACCESS,
@@ -31,6 +32,7 @@ from agents.safety.lexicon import (
     DESIRE,
     FIRST_PERSON,
     GAME,
+    GATED,
     IDEATION,
     INTENT,
     MEANS,
@@ -40,8 +42,9 @@ from agents.safety.lexicon import (
     PURPOSE,
     STRONG_SIGNALS,
     THIRD_PERSON,
+    Candidates,
     LanguageLexicon,
-    Occurrences,
+    View,
     load_lexicons,
 )
 from agents.safety.ngram import NgramModel
@@ -71,16 +74,14 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
 _REGION_CLAUSES = 5
 _CHECK_WHOLE_CHARS = 400
-_MARK = re.compile(re.escape(CLAUSE_MARK))
 _NOT_MARK = re.compile(rf"[^{re.escape(CLAUSE_MARK)}]")
 _SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
 
 
-@dataclass(frozen=True)
-class Match:
-    """One matched span of the normalised view."""
+class Match(NamedTuple):
+    """One matched span of the normalised view (a named tuple: a long message makes hundreds)."""
 
     signal: str
     start: int
@@ -105,25 +106,55 @@ class Detection:
 SAFE = Detection(risky=False, signals=(), matches=())
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Message:
-    view: str
+    prepared: View
     lexicons: tuple[LanguageLexicon, ...]
-    found: dict[str, Occurrences]  # per language: where its literals occur in the view
+    candidates: dict[str, Candidates]  # per language: what may match, and where (RE2)
+    _spans: dict[str, list[Match]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...]) -> _Message:
+        prepared = View.of(view)
+        candidates = {lexicon.lang: lexicon.matcher.candidates(prepared) for lexicon in lexicons}
+        return cls(prepared, lexicons, candidates)
+
+    def blanked(self, checked: str, kept: Iterable[str]) -> _Message:
+        """The message with far clauses blanked (`_around`). Blanking only removes text, so
+        the patterns that may match are a subset of these; the `kept` sections' spans, all
+        inside the regions kept, carry over."""
+        spans = {section: self._spans[section] for section in kept}
+        return _Message(View.of(checked), self.lexicons, self.candidates, spans)
+
+    @property
+    def view(self) -> str:
+        return self.prepared.text
+
+    def may_match(self, sections: Iterable[str]) -> bool:
+        return any(
+            name in found.sections for found in self.candidates.values() for name in sections
+        )
+
+    def _matches(self, section: str) -> Iterator[re.Match[str]]:
+        for lexicon in self.lexicons:
+            found = self.candidates[lexicon.lang]
+            indexes = found.sections.get(section)
+            if indexes:
+                yield from lexicon.matcher.finditer(self.prepared, section, indexes, found)
 
     def spans(self, section: str) -> list[Match]:
-        return [
-            Match(section, m.start(), m.end(), m.group())
-            for lexicon in self.lexicons
-            for m in lexicon.sections[section].finditer(self.view, self.found[lexicon.lang])
-            if m.end() > m.start()
-        ]
+        if section not in self._spans:
+            self._spans[section] = [
+                Match(section, m.start(), m.end(), m.group())
+                for m in self._matches(section)
+                if m.end() > m.start()
+            ]
+        return self._spans[section]
 
     def has(self, section: str) -> bool:
-        return any(
-            lexicon.sections[section].search(self.view, self.found[lexicon.lang])
-            for lexicon in self.lexicons
-        )
+        if section in self._spans:
+            return bool(self._spans[section])
+        return next(self._matches(section), None) is not None
 
     def clause_before(self, start: int) -> str:
         return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
@@ -213,21 +244,26 @@ class CrisisDetector:
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
         )
-        marks = [m.start() for m in _MARK.finditer(view)]
-        hits = sorted(hit for lexicon in lexicons for hit in lexicon.gate.hot(view, marks))
-        if not hits:  # no clause can hold a candidate
+        message = _Message.of(view, lexicons)
+        if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
-        checked, regions = _around(view, hits, marks)
-        message = _Message(
-            checked, lexicons, {lex.lang: lex.index.scan(checked, regions) for lex in lexicons}
-        )
-        candidates = list(
-            dict.fromkeys(m for signal in (*STRONG_SIGNALS, MENTION) for m in message.spans(signal))
-        )
+        if len(view) > _CHECK_WHOLE_CHARS:
+            starts = sorted(m.start for section in GATED for m in message.spans(section))
+            if not starts:
+                return Detection(risky=False, signals=(), matches=(), view=view)
+            checked = _around(view, starts, message.prepared.marks)
+            if checked != view:
+                message = message.blanked(checked, GATED)
+        distinct = {
+            (m.signal, m.start, m.end): m
+            for signal in (*STRONG_SIGNALS, MENTION)
+            for m in message.spans(signal)
+        }
+        candidates = list(distinct.values())
         deaths = message.spans(DEATH)
-        benign = message.spans(BENIGN) if candidates or deaths else []
+        benign = _Cover(message.spans(BENIGN) if candidates or deaths else [])
         for death in deaths:
-            if not _inside(death, benign) and message.in_clause(death, DESIRE):
+            if not benign.covers(death) and message.in_clause(death, DESIRE):
                 candidates.append(Match(IDEATION, death.start, death.end, death.text))
         means = message.spans(MEANS)
         if means and (message.has(ACCESS) or message.has(INTENT)):
@@ -236,7 +272,7 @@ class CrisisDetector:
         if not candidates:
             return Detection(risky=False, signals=(), matches=(), view=view)
         if not benign:
-            benign = message.spans(BENIGN)
+            benign = _Cover(message.spans(BENIGN))
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
         context = message.has(CONTEXT)
@@ -271,13 +307,11 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
 
 
-def _around(view: str, hits: list[int], marks: list[int]) -> tuple[str, list[tuple[int, int]]]:
-    """The view with every clause far from a gate hit blanked (offsets kept, clause marks
-    kept), and the regions left. A short message is checked whole."""
-    if len(view) <= _CHECK_WHOLE_CHARS:
-        return view, [(0, len(view))]
+def _around(view: str, starts: list[int], marks: list[int]) -> str:
+    """The view with every clause far from a match a candidate starts from blanked (offsets
+    kept, clause marks kept)."""
     regions: list[tuple[int, int]] = []
-    for hit in hits:
+    for hit in starts:
         index = bisect.bisect_left(marks, hit)
         start = marks[index - _REGION_CLAUSES] + 1 if index - _REGION_CLAUSES >= 0 else 0
         last = index + _REGION_CLAUSES - 1
@@ -292,23 +326,38 @@ def _around(view: str, hits: list[int], marks: list[int]) -> tuple[str, list[tup
         pieces += [_NOT_MARK.sub(" ", view[done:start]), view[start:end]]
         done = end
     pieces.append(_NOT_MARK.sub(" ", view[done:]))
-    return "".join(pieces), regions
+    return "".join(pieces)
 
 
-def _inside(match: Match, spans: Iterable[Match]) -> bool:
-    return any(span.start <= match.start and match.end <= span.end for span in spans)
+class _Cover:
+    """Spans, ready to say whether one of them holds a match (in log time: by start, with the
+    furthest end reached so far)."""
+
+    def __init__(self, spans: Iterable[Match]) -> None:
+        ordered = sorted((span.start, span.end) for span in spans)
+        self._starts = [start for start, _ in ordered]
+        self._reach: list[int] = []
+        for _, end in ordered:
+            self._reach.append(max(end, self._reach[-1]) if self._reach else end)
+
+    def __bool__(self) -> bool:
+        return bool(self._starts)
+
+    def covers(self, match: Match) -> bool:
+        index = bisect.bisect_right(self._starts, match.start) - 1
+        return index >= 0 and self._reach[index] >= match.end
 
 
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
-    benign: Iterable[Match],
+    benign: _Cover,
     context: bool,
     play: bool,
     purpose: bool,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
-    if _inside(match, benign):
+    if benign.covers(match):
         return "benign"
     if match.signal == MEANS_PLAN:
         subject: str | None = "first" if message.has(FIRST_PERSON) else None

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 
-import ahocorasick
+import re2
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR
 
@@ -78,170 +78,276 @@ _NAME_RE = re.compile(r"\{([^\W\d]\w*)\}")
 
 @dataclass(frozen=True)
 class Pattern:
-    """One compiled line, with the literals one of which every match must contain."""
+    """One compiled line, and its RE2 over-approximation (see `_superset`)."""
 
     regex: re.Pattern[str]
-    # Every match contains one literal of each set (no sets: no literal is required).
-    factors: tuple[frozenset[str], ...]
-    anchor: frozenset[str]  # the most selective set: the clauses to run on are found by it
+    superset: str  # RE2 syntax: matches wherever `regex` matches, and maybe elsewhere
     clauses: int  # how far a match can reach: 1 = its own clause, more with a wildcard
-    gate: frozenset[str]  # like `anchor`, but one CJK character counts (for the Gate)
-    gate_sets: tuple[frozenset[str], ...]  # like `factors`, one CJK character counts
 
 
-@dataclass(frozen=True)
-class Occurrences:
-    """Where a lexicon's literals occur in one text, and where its clauses end."""
+# RE2 (google-re2) runs a whole set of patterns over a text in one linear pass and finds a
+# pattern's next match without Python-level backtracking; the lexicon's own syntax (look-around,
+# Unicode classes) stays with Python's `re`, which confirms every match. RE2 only says where
+# to look, so no verdict depends on it: a pattern RE2 rules out cannot match.
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20  # the DFA cache of a language's whole set stays warm
+_UNANCHORED = re2._Anchor.UNANCHORED  # the binding's Match(anchor, text, pos, endpos)
+_ANY = r"(?s:.)"
 
-    positions: dict[str, list[int]]  # literal -> start offsets
-    present: frozenset[str]
-    marks: list[int]  # offsets of the clause marks, ascending
-    regions: list[tuple[int, int]]  # the parts of the text worth checking, ascending
 
-    def window(self, position: int, size: int, length: int) -> tuple[int, int]:
-        """The clause holding `position` widened by `size - 1` clauses on either side."""
-        index = bisect.bisect_left(self.marks, position)
-        start = self.marks[index - size] + 1 if index - size >= 0 else 0
-        # The closing mark is kept, so a pattern can look ahead to its clause's end.
-        end = self.marks[index + size - 1] + 1 if index + size - 1 < len(self.marks) else length
-        return start, end
+def _re2_literal(code: int) -> str:
+    char = chr(code)
+    return char if char.isalnum() else f"\\x{{{code:x}}}"
+
+
+def _re2_class(items: object) -> str:
+    negated = False
+    parts: list[str] = []
+    category = False
+    for op, av in items:  # type: ignore[attr-defined]
+        if op is sre.NEGATE:
+            negated = True
+        elif op is sre.LITERAL:
+            parts.append(_re2_literal(av))
+        elif op is sre.RANGE:
+            parts.append(f"{_re2_literal(av[0])}-{_re2_literal(av[1])}")
+        elif op is sre.CATEGORY:
+            category = True
+        else:
+            return _ANY
+    if category:
+        # Python's \w and \d are Unicode-wide; RE2's are ASCII. "Anything but a space or a
+        # clause mark" holds every character they match (a view has no other separator).
+        if negated or any(op is not sre.CATEGORY for op, _ in items):  # type: ignore[attr-defined]
+            return _ANY
+        if any(av not in (sre.CATEGORY_WORD, sre.CATEGORY_DIGIT) for _, av in items):  # type: ignore[attr-defined]
+            return _ANY
+        return f"[^ {_re2_literal(ord(CLAUSE_MARK))}]"
+    return f"[{'^' if negated else ''}{''.join(parts)}]"
+
+
+def _superset(items: object) -> str:
+    """The parsed pattern in RE2 syntax with its look-arounds, word boundaries and anchors
+    dropped and its classes widened: it matches wherever the pattern does (and maybe more)."""
+    out: list[str] = []
+    for op, av in items:  # type: ignore[attr-defined]
+        if op is sre.LITERAL:
+            out.append(_re2_literal(av))
+        elif op is sre.NOT_LITERAL:
+            out.append(f"[^{_re2_literal(av)}]")
+        elif op is sre.ANY:
+            out.append(".")
+        elif op is sre.IN:
+            out.append(_re2_class(av))
+        elif op is sre.BRANCH:
+            out.append("(?:" + "|".join(_superset(branch) for branch in av[1]) + ")")
+        elif op is sre.SUBPATTERN:
+            out.append(f"(?:{_superset(av[3])})")
+        elif op is sre.ATOMIC_GROUP:
+            out.append(f"(?:{_superset(av)})")
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            low, high, item = av
+            upper = "" if high == sre.MAXREPEAT else str(high)
+            out.append(f"(?:{_superset(item)}){{{low},{upper}}}")
+        elif op in (sre.AT, sre.ASSERT, sre.ASSERT_NOT):
+            continue  # dropping a condition only widens the match
+        else:  # a back reference or anything else RE2 lacks: anything may follow
+            out.append(f"{_ANY}*")
+    return "".join(out)
+
+
+def _re2_set(patterns: list[Pattern]) -> re2.Set | None:
+    if not patterns:
+        return None
+    found = re2.Set.SearchSet(_RE2_OPTIONS)
+    for pattern in patterns:
+        found.Add(pattern.superset)
+    found.Compile()
+    return found
 
 
 class Section:
-    """A section's patterns.
-
-    Given where the lexicon's literals occur in the text (`LiteralIndex.scan`), a pattern runs
-    only when one literal of each of its required sets occurs, and then only around the
-    occurrences of its most selective literal, so a 2,000-character message costs one scan and
-    a few short regex runs instead of hundreds of full scans. The prefilter is lossless for
-    matches within a few clauses. Without occurrences (short texts) every pattern runs.
-    """
+    """A section's patterns, with an RE2 set of their over-approximations: a text is matched
+    against the patterns the set says may match, in their order, and against no other."""
 
     def __init__(self, patterns: list[Pattern]) -> None:
         self.patterns = patterns
-        self._always = [i for i, p in enumerate(patterns) if not p.factors]
-        self._by_anchor: dict[str, list[int]] = {}
-        for index, pattern in enumerate(patterns):
-            for literal in pattern.anchor:
-                self._by_anchor.setdefault(literal, []).append(index)
-        self._anchors = frozenset(self._by_anchor)
+        self._set = _re2_set(patterns)
 
-    def finditer(self, text: str, found: Occurrences | None = None) -> Iterator[re.Match[str]]:
-        if found is None:
-            for pattern in self.patterns:
-                yield from pattern.regex.finditer(text)
-            return
-        candidates = set(self._always)
-        for literal in self._anchors & found.present:
-            candidates.update(self._by_anchor[literal])
-        for index in sorted(candidates):
-            pattern = self.patterns[index]
-            if not pattern.factors:
-                for start, end in found.regions:
-                    yield from pattern.regex.finditer(text, start, end)
-            elif all(not required.isdisjoint(found.present) for required in pattern.factors):
-                for start, end in _windows(text, pattern, found):
-                    yield from pattern.regex.finditer(text, start, end)
+    def candidates(self, text: str) -> list[int]:
+        """Indexes of the patterns that may match somewhere in `text`, ascending."""
+        if self._set is None or not text:
+            return []
+        return sorted(self._set.Match(text) or ())
 
-    def search(self, text: str, found: Occurrences | None = None) -> re.Match[str] | None:
-        return next(self.finditer(text, found), None)
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        for index in self.candidates(text):
+            yield from self.patterns[index].regex.finditer(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        for index in self.candidates(text):
+            found = self.patterns[index].regex.search(text)
+            if found is not None:
+                return found
+        return None
 
 
 _WIDE_WINDOW = 3  # a pattern with a wildcard may reach two clauses either side
-
-
-def _windows(text: str, pattern: Pattern, found: Occurrences) -> list[tuple[int, int]]:
-    """Windows of `text` around each occurrence of the pattern's anchor literals: the clause,
-    or for a pattern with a wildcard two clauses either side too ("没有我，大家都会过得更好")."""
-    spans = sorted(
-        {
-            found.window(position, pattern.clauses, len(text))
-            for literal in pattern.anchor & found.present
-            for position in found.positions[literal]
-        }
-    )
-    merged: list[tuple[int, int]] = []
-    for start, end in spans:  # overlapping windows would report a match twice
-        if merged and start < merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-class LiteralIndex:
-    """Finds every occurrence of a set of literals, overlapping ones too, in one pass of an
-    Aho-Corasick automaton (pyahocorasick, in C)."""
-
-    def __init__(self, literals: Iterable[str]) -> None:
-        self._automaton = _automaton(literals)
-
-    def scan(self, text: str, regions: list[tuple[int, int]] | None = None) -> Occurrences:
-        found: dict[str, list[int]] = {}
-        marks = [m.start() for m in _MARK.finditer(text)]
-        regions = regions if regions is not None else [(0, len(text))]
-        if self._automaton is not None:
-            for region_start, region_end in regions:
-                for end, literal in self._automaton.iter(text, region_start, region_end):
-                    found.setdefault(literal, []).append(end - len(literal) + 1)
-        return Occurrences(found, frozenset(found), marks, regions)
-
-
-def _automaton(literals: Iterable[str]) -> ahocorasick.Automaton | None:
-    automaton = ahocorasick.Automaton()
-    for literal in literals:
-        automaton.add_word(literal, literal)
-    if len(automaton) == 0:
-        return None
-    automaton.make_automaton()
-    return automaton
-
-
 _MARK = re.compile(re.escape(CLAUSE_MARK))
+_BYTE_MARK = re.compile(re.escape(CLAUSE_MARK.encode()))
 
 
-class Gate:
-    """The clauses where a signal pattern can match at all: every literal set the pattern
-    requires (one CJK character counts here) occurs within the pattern's reach of the clause.
-    One automaton pass and a few set operations per clause with a hit; patterns that require no
-    literal are run whole. Lossless; a long message is then checked only around these clauses."""
+@dataclass(frozen=True)
+class View:
+    """A normalised message prepared for matching: its UTF-8 bytes (RE2 reports byte offsets)
+    and where its clauses end, in characters and in bytes."""
 
-    def __init__(self, patterns: Iterable[Pattern]) -> None:
-        patterns = list(patterns)
-        self._by_anchor: dict[str, list[Pattern]] = {}
-        for pattern in patterns:
-            for literal in pattern.gate:
-                self._by_anchor.setdefault(literal, []).append(pattern)
-        literals = {x for p in patterns for required in p.gate_sets for x in required}
-        self._automaton = _automaton(literals)
-        unanchored = [f"(?:{p.regex.pattern})" for p in patterns if not p.gate]
-        self._regex = re.compile("|".join(unanchored)) if unanchored else None
+    text: str
+    data: bytes
+    marks: list[int]  # character offsets of the clause marks, ascending
+    byte_marks: list[int]  # the same marks as byte offsets
 
-    def hot(self, text: str, marks: list[int]) -> list[int]:
-        """Offsets in the clauses that may hold a match (one offset per such clause)."""
-        hot: list[int] = []
-        if self._regex is not None:
-            hot += [match.start() for match in self._regex.finditer(text)]
-        if self._automaton is None:
-            return hot
-        clauses: dict[int, set[str]] = {}
-        for end, literal in self._automaton.iter(text):
-            clauses.setdefault(bisect.bisect_left(marks, end), set()).add(literal)
-        for clause, present in clauses.items():
-            if self._can_match(clause, present, clauses):
-                hot.append(marks[clause - 1] + 1 if clause > 0 else 0)
-        return hot
+    @classmethod
+    def of(cls, text: str) -> View:
+        data = text.encode("utf-8")
+        marks = [m.start() for m in _MARK.finditer(text)]
+        same = len(data) == len(text)  # ASCII: byte and character offsets agree
+        byte_marks = marks if same else [m.start() for m in _BYTE_MARK.finditer(data)]
+        return cls(text, data, marks, byte_marks)
 
-    def _can_match(self, clause: int, present: set[str], clauses: dict[int, set[str]]) -> bool:
-        for literal in present:
-            for pattern in self._by_anchor.get(literal, ()):
-                near = present
-                if pattern.clauses > 1:
-                    reach = range(clause - pattern.clauses + 1, clause + pattern.clauses)
-                    near = set().union(*(clauses.get(i, ()) for i in reach))
-                if all(not required.isdisjoint(near) for required in pattern.gate_sets):
-                    return True
-        return False
+    def char_offset(self, offset: int) -> int:
+        """The character offset of a byte offset (counted from its clause's start only)."""
+        if len(self.data) == len(self.text):  # ASCII
+            return offset
+        clause = bisect.bisect_left(self.byte_marks, offset)
+        clause_bytes = self.byte_marks[clause - 1] + 1 if clause > 0 else 0
+        clause_chars = self.marks[clause - 1] + 1 if clause > 0 else 0
+        return clause_chars + len(self.data[clause_bytes:offset].decode("utf-8"))
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What RE2 found in one message: per section the patterns that may match (ascending), and
+    for a pattern confined to one clause the character windows (runs of whole clauses) where
+    it may."""
+
+    sections: dict[str, list[int]]
+    windows: dict[int, list[tuple[int, int]]]  # pattern number -> windows, ascending
+
+
+_CHUNK_BYTES = 256  # a message is checked in runs of whole clauses about this long
+
+
+class ViewMatcher:
+    """All of a language's patterns in RE2 sets: a few linear passes over a message say which
+    patterns may match in it and where. A pattern confined to one clause is found by running
+    the set of such patterns over runs of whole clauses (its over-approximation never crosses a
+    clause mark, so it matches inside one run or not at all); a pattern with a wildcard, by
+    one set over the whole message and then its own RE2 search. Python's `re` then runs each
+    pattern only there: a match of the pattern is a match of its over-approximation. A
+    2,000-character message costs a few passes and a few short runs."""
+
+    def __init__(self, sections: dict[str, Section]) -> None:
+        self._ids: list[tuple[str, int]] = []
+        patterns: list[Pattern] = []
+        for name, section in sections.items():
+            for index, pattern in enumerate(section.patterns):
+                self._ids.append((name, index))
+                patterns.append(pattern)
+        self._narrow = [n for n, p in enumerate(patterns) if p.clauses == 1]
+        self._wide = [n for n, p in enumerate(patterns) if p.clauses > 1]
+        self._narrow_set = _re2_set([patterns[n] for n in self._narrow])
+        self._wide_set = _re2_set([patterns[n] for n in self._wide])
+        self._finders = {
+            n: re2._re2.RE2(patterns[n].superset.encode("utf-8"), _RE2_OPTIONS) for n in self._wide
+        }
+        self._sections = sections
+        self._first = {  # each section's first pattern in the set
+            name: self._ids.index((name, 0))
+            for name, section in sections.items()
+            if section.patterns
+        }
+
+    def candidates(self, view: View) -> Candidates:
+        """The patterns that may match in the view, and where."""
+        numbers: set[int] = set()
+        windows: dict[int, list[tuple[int, int]]] = {}
+        if self._narrow_set is not None:
+            for char_start, char_end, byte_start, byte_end in _chunks(view):
+                for found in self._narrow_set.Match(view.data[byte_start:byte_end]) or ():
+                    number = self._narrow[found]
+                    numbers.add(number)
+                    windows.setdefault(number, []).append((char_start, char_end))
+        if self._wide_set is not None and view.text:
+            numbers.update(self._wide[found] for found in self._wide_set.Match(view.data) or ())
+        sections: dict[str, list[int]] = {}
+        for number in sorted(numbers):
+            section, index = self._ids[number]
+            sections.setdefault(section, []).append(index)
+        return Candidates(sections, windows)
+
+    def finditer(
+        self, view: View, section: str, indexes: list[int], found: Candidates
+    ) -> Iterator[re.Match[str]]:
+        """The matches of the section's patterns `indexes` in the view, pattern by pattern."""
+        offset = self._first.get(section, 0)
+        for index in indexes:
+            pattern = self._sections[section].patterns[index]
+            number = offset + index
+            if pattern.clauses == 1:
+                windows = found.windows[number]
+            else:
+                windows = self._windows(view, number, pattern.clauses)
+            for start, end in windows:
+                yield from pattern.regex.finditer(view.text, start, end)
+
+    def _windows(self, view: View, number: int, size: int) -> list[tuple[int, int]]:
+        """Character spans where the pattern may match: each from where its over-approximation
+        matches to the end of that match's clause widened by `size - 1` clauses (the closing
+        mark kept, so a pattern can look ahead to its clause's end); overlapping ones joined."""
+        finder = self._finders[number]
+        marks = view.byte_marks
+        length = len(view.data)
+        spans: list[tuple[int, int]] = []  # byte offsets
+        position = 0
+        while position < length:
+            start, end = finder.Match(_UNANCHORED, view.data, position, length)[0]
+            if start < 0:
+                break
+            last = bisect.bisect_left(marks, max(start, end - 1)) + size - 1
+            window_end = marks[last] + 1 if last < len(marks) else length
+            if spans and start < spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(window_end, spans[-1][1]))
+            else:
+                spans.append((start, window_end))
+            # A wide pattern may look ahead past its window's end ("要死了(?=.{0,12}考试)"):
+            # every match of its over-approximation widens the window.
+            position = window_end if size == 1 else end
+        if len(view.data) == len(view.text):
+            return spans
+        # A window ends just after a clause mark or at the end: its character offset is known.
+        ends = dict(zip(view.byte_marks, view.marks, strict=True))
+        return [
+            (view.char_offset(start), ends[end - 1] + 1 if end < length else len(view.text))
+            for start, end in spans
+        ]
+
+
+def _chunks(view: View) -> list[tuple[int, int, int, int]]:
+    """Runs of whole clauses of about `_CHUNK_BYTES`, each ending just after a clause mark or at
+    the end: (character start, character end, byte start, byte end)."""
+    chunks: list[tuple[int, int, int, int]] = []
+    char_start = byte_start = 0
+    marks, byte_marks, length = view.marks, view.byte_marks, len(view.data)
+    while byte_start < length:
+        index = bisect.bisect_left(byte_marks, byte_start + _CHUNK_BYTES)
+        if index < len(byte_marks):
+            char_end, byte_end = marks[index] + 1, byte_marks[index] + 1
+        else:
+            char_end, byte_end = len(view.text), length
+        chunks.append((char_start, char_end, byte_start, byte_end))
+        char_start, byte_start = char_end, byte_end
+    return chunks
 
 
 @dataclass(frozen=True)
@@ -251,64 +357,7 @@ class LanguageLexicon:
     lang: str
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
-    index: LiteralIndex  # every section's required literals
-    gate: Gate  # where a signal can match at all
-
-
-def _factors(items: object, cjk_chars: int = 2) -> tuple[frozenset[str], ...]:
-    """Sets of literals: every match of the parsed pattern contains one literal of each set."""
-    candidates: list[frozenset[str]] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            candidates.append(frozenset({"".join(run)}))
-            run.clear()
-
-    for op, av in items:  # type: ignore[attr-defined]
-        if op is sre.LITERAL:
-            run.append(chr(av))
-            continue
-        flush()
-        if op is sre.SUBPATTERN:
-            candidates += _factors(av[3], cjk_chars)
-        elif op is sre.ATOMIC_GROUP:
-            candidates += _factors(av, cjk_chars)
-        elif op is sre.BRANCH:
-            # One set per branch would be too strict; keep each branch's most selective set.
-            branches = [_factors(branch, cjk_chars) for branch in av[1]]
-            if all(branches):
-                candidates.append(frozenset().union(*(_best(b) for b in branches)))
-        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT) and av[0] >= 1:
-            candidates += _factors(av[2], cjk_chars)
-    flush()
-    return tuple(c for c in candidates if c and all(_selective(x, cjk_chars) for x in c))
-
-
-_MIN_LITERAL = 3  # a set holding a shorter latin literal ("i", "to") is in nearly every text
-
-
-def _selective(literal: str, cjk_chars: int) -> bool:
-    return len(literal) >= _MIN_LITERAL or (len(literal) >= cjk_chars and not literal.isascii())
-
-
-def _best(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
-    return max(sets, key=lambda c: (min(map(len, c)), -len(c)))
-
-
-# Words and characters in nearly every message: a gate set holding one of them is a last resort.
-_COMMON = frozenset(
-    "the that this what all one about self end out being feel something can could will would "
-    "want going gonna ready just with for from have been they them there when time life way "
-    "不 会 就 了 下 我 上 把 过 想 自己 要 是 的 在 有 去 你 他 她 这 那 都 也 还 "
-    "说 到 好 太 很 人 个 们 一 没 能 看 来 得 着 吗 吧 啊 呢 给 让 被 对 里 多 么 "
-    "出 起 心 后 天 时 事 活 伤 真 再".split()
-)
-
-
-def _rarest(sets: tuple[frozenset[str], ...]) -> frozenset[str]:
-    """The set least likely to occur in ordinary text: fewest common words, then `_best`."""
-    return min(sets, key=lambda c: (sum(x in _COMMON for x in c), -min(map(len, c)), len(c)))
+    matcher: ViewMatcher  # every section's patterns, for whole messages
 
 
 def _expand(pattern: str, defines: dict[str, str]) -> str:
@@ -336,17 +385,13 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
     if re.fullmatch(pattern, ""):  # e.g. a stray "|": it would match everywhere
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r} matches the empty string")
     parsed = sre_parse.parse(pattern)
-    factors = _factors(parsed)
     clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1
-    gate = _factors(parsed, cjk_chars=1)
-    return Pattern(
-        regex,
-        factors,
-        _rarest(factors) if factors else frozenset(),
-        clauses,
-        _rarest(gate) if gate else frozenset(),
-        gate,
-    )
+    superset = _superset(parsed)
+    try:
+        re2.compile(superset, _RE2_OPTIONS)
+    except re2.error as error:
+        raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: not for RE2: {error}") from error
+    return Pattern(regex, superset, clauses)
 
 
 def _has_wildcard(items: object) -> bool:
@@ -390,17 +435,8 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         sections[section] = Section(
             [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
         )
-    literals = {
-        literal
-        for section in sections.values()
-        for pattern in section.patterns
-        for required in pattern.factors
-        for literal in required
-    }
     sizes = {name: len(p) for name, p in raw.items()}
-    triggers = [p for name in GATED for p in sections[name].patterns]
-    gate = Gate(triggers)
-    return LanguageLexicon(lang, sections, sizes, LiteralIndex(literals), gate)
+    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections))
 
 
 @cache

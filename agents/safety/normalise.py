@@ -16,6 +16,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
+import re2
+
 DATA_DIR = Path(__file__).parent / "data"
 VARIANTS_FILE = "zh_variants.txt"
 CLAUSE_MARK = "|"
@@ -40,14 +42,17 @@ _LEET = str.maketrans(
     }
 )
 # A word with a leet character between letters: "k!ll", "mys3lf", "su1c1de", "un@live", "s*icide".
-_LEET_HINT = re.compile(r"[a-z][0-9@$!|*]|[@$][a-z]")
 _LEET_WORD = re.compile(
     r"[a-z][a-z0-9@$!|*]*[0-9@$!|*][a-z0-9@$!|*]*[a-z]|[a-z]+[0-9]+(?![a-z0-9])|[@$][a-z]+"
 )
 _APOSTROPHE = re.compile(r"(?<=[a-z])['’](?=[a-z])")
 # Clause ends: CJK punctuation (NFKC turns "，" into ","), new lines, dashes between words, and
 # full stops and colons before a space, the end or CJK ("end.my.life" is one clause).
-_CLAUSE_END = re.compile(r"[。；，、\n,;!?]|[.:](?=\s|$)| [-–—]+ ")
+# Done in three steps that cannot interfere (their characters differ, and the dashes, which
+# need a space either side, go first): dashes, then stops, then every single-character end.
+_CLAUSE_DASHES = re.compile(r" [-–—]+ ")
+_CLAUSE_STOPS = re.compile(r"[.:](?=\s|$)")
+_CLAUSE_CHARS = "。；，、\n,;!?"
 _REPEATS = re.compile(r"([^\W\d])\1\1+")
 
 
@@ -75,11 +80,24 @@ def contains_cjk(text: str) -> bool:
 
 
 _INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
-_SEPARATORS = re.compile(rf"[^\w{_CJK_CLASS}\{CLAUSE_MARK}]+|_+")
-_CJK_GAP = re.compile(rf"(?<=[{_CJK_CLASS}]) | (?=[{_CJK_CLASS}])")
+# Runs of anything but a word character, a CJK character or a clause mark become one space;
+# a lone space is left alone (it would become itself), so ordinary text has few replacements.
+_SEPARATORS = re.compile(
+    rf"[^\w{_CJK_CLASS}\{CLAUSE_MARK}]{{2,}}|[^\w{_CJK_CLASS}\{CLAUSE_MARK} ]|_+"
+)
+# A space next to a CJK character; written to start with the space, so `re` jumps from space
+# to space instead of trying every position.
+_CJK_GAP = re.compile(rf" (?:(?<=[{_CJK_CLASS}] )|(?=[{_CJK_CLASS}]))")
+# Full-width forms and the ideographic space, folded as NFKC folds them (each to one ASCII
+# character): Chinese text is mostly NFKC but for its punctuation, and full NFKC is slow.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
 # Letters split by single separators ("k i l l", "w-a-n-t", "s.u.i.c.i.d.e") are one word;
 # wider gaps ("i w a n t  t o  d i e") still separate words, and a leading "i" stays a word.
 _SPLIT_LETTERS = re.compile(r"(?<![a-z0-9])[a-z](?:[ .\-_*][a-z])+(?![a-z0-9])")
+# The same searches in RE2 (one linear pass, no look-around): most messages need neither step.
+_SPLIT_LETTERS_RE2 = re2.compile(r"(?:^|[^a-z0-9])[a-z](?:[ .\-_*][a-z])+(?:[^a-z0-9]|$)")
+# `_LEET_WORD` without its look-ahead: where it finds nothing, the spelling-out cannot apply.
+_LEET_WORD_RE2 = re2.compile(_LEET_WORD.pattern.replace("(?![a-z0-9])", ""))
 
 
 def _join_split_letters(match: re.Match[str]) -> str:
@@ -89,20 +107,63 @@ def _join_split_letters(match: re.Match[str]) -> str:
     return letters
 
 
+def _nfkc(text: str) -> str:
+    if unicodedata.is_normalized("NFKC", text):  # a quick check; NFKC itself is slow on CJK
+        return text
+    for wide in set(_FULL_WIDTH.findall(text)):
+        text = text.replace(wide, unicodedata.normalize("NFKC", wide))
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def _clause_ends(text: str) -> str:
+    mark = f" {CLAUSE_MARK} "
+    if "-" in text or "–" in text or "—" in text:
+        text = _CLAUSE_DASHES.sub(mark, text)
+    if "." in text or ":" in text:
+        text = _CLAUSE_STOPS.sub(mark, text)
+    for end in _CLAUSE_CHARS:
+        if end in text:
+            text = text.replace(end, mark)
+    return text
+
+
+def _has_triple(text: str) -> bool:
+    """Whether some character occurs three times in a row (or, rarely, a false yes), found with
+    whole-string integer arithmetic instead of a regular expression's walk: lane i of
+    `x ^ (x >> 32)` (one 32-bit lane per character) is zero when characters i and i+1 agree."""
+    size = len(text)
+    if size < 3:
+        return False
+    x = int.from_bytes(text.encode("utf-32-le"), "little")
+    differs = x ^ (x >> 32)
+    high = int.from_bytes(b"\0\0\0\x80" * size, "little")
+    low = high - int.from_bytes(b"\1\0\0\0" * size, "little")  # 0x7fffffff per lane
+    nonzero = (((differs & low) + low) | differs) & high  # per lane: no carry crosses lanes
+    same = high ^ nonzero
+    return bool(same & (same >> 32))
+
+
 def normalise(text: str) -> str:
     """The view of `text` that every crisis pattern is matched against (see module doc)."""
-    if not unicodedata.is_normalized("NFKC", text):  # a quick check; NFKC itself is slow on CJK
-        text = unicodedata.normalize("NFKC", text)
-    folded = _INVISIBLE.sub("", text).casefold()
+    folded = _nfkc(text)
+    if _INVISIBLE.search(folded):
+        folded = _INVISIBLE.sub("", folded)
+    folded = folded.casefold()
     if _variant_chars().search(folded):
         folded = folded.translate(_variants())
     for emoji, word in _EMOJI_WORDS.items():
         if emoji in folded:
             folded = folded.replace(emoji, word)
-    folded = _APOSTROPHE.sub("", folded)
-    if _LEET_HINT.search(folded):
+    if "'" in folded or "’" in folded:
+        folded = _APOSTROPHE.sub("", folded)
+    if _LEET_WORD_RE2.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
-    folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
-    folded = _CLAUSE_END.sub(f" {CLAUSE_MARK} ", folded)
-    folded = _REPEATS.sub(r"\1", folded)
-    return _CJK_GAP.sub("", _SEPARATORS.sub(" ", folded).strip())
+    if _SPLIT_LETTERS_RE2.search(folded):
+        folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+    folded = _clause_ends(folded)
+    if _has_triple(folded):
+        folded = _REPEATS.sub(r"\1", folded)
+    folded = _SEPARATORS.sub(" ", folded).strip()
+    return _CJK_GAP.sub("", folded) if contains_cjk(folded) else folded

@@ -1,0 +1,92 @@
+"""The crisis detector's fast paths change nothing: RE2 only says where Python's `re` need look,
+and normalisation's shortcuts give the same view as the plain pipeline."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import re2
+
+from agents.safety import CrisisDetector, load_lexicons
+from agents.safety import normalise as normalise_module
+from agents.safety.detector import _Message
+from agents.safety.normalise import CLAUSE_MARK, normalise
+
+DEV_SET = Path(__file__).resolve().parents[2] / "data" / "crisis_dev_set.jsonl"
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    lines = DEV_SET.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["text"] for line in lines if line.strip()]
+
+
+def test_every_match_of_a_pattern_is_in_its_re2_over_approximation(texts: list[str]) -> None:
+    views = sorted({normalise(text) for text in texts})
+    missed = []
+    for lexicon in load_lexicons().values():
+        for section, compiled in lexicon.sections.items():
+            for pattern in compiled.patterns:
+                superset = re2.compile(pattern.superset)
+                for view in views:
+                    for found in pattern.regex.finditer(view):
+                        if not superset.fullmatch(found.group()):
+                            missed.append((lexicon.lang, section, pattern.regex.pattern))
+    assert missed == []
+
+
+def _every_pattern_everywhere(self: _Message, section: str) -> Iterator[re.Match[str]]:
+    """The reference: every pattern of the section run over the whole view, no RE2."""
+    for lexicon in self.lexicons:
+        for pattern in lexicon.sections[section].patterns:
+            yield from pattern.regex.finditer(self.view)
+
+
+def test_detections_equal_running_every_pattern_everywhere(
+    texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    detector = CrisisDetector()
+    fast = [detector.detect(text) for text in texts]
+    monkeypatch.setattr(_Message, "_matches", _every_pattern_everywhere)
+    reference = [detector.detect(text) for text in texts]
+    differ = [
+        index
+        for index, (ours, theirs) in enumerate(zip(fast, reference, strict=True))
+        if (ours.risky, ours.signals, ours.matches, ours.held_back)
+        != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
+    ]
+    assert differ == []
+
+
+def _plain_normalise(text: str) -> str:
+    """normalise() without its shortcuts: every step, one regular expression each."""
+    m = normalise_module
+    text = unicodedata.normalize("NFKC", text)
+    folded = m._INVISIBLE.sub("", text).casefold().translate(m._variants())
+    for emoji, word in m._EMOJI_WORDS.items():
+        folded = folded.replace(emoji, word)
+    folded = re.sub(r"(?<=[a-z])['’](?=[a-z])", "", folded)
+    folded = m._LEET_WORD.sub(lambda found: found.group().translate(m._LEET), folded)
+    folded = m._SPLIT_LETTERS.sub(m._join_split_letters, folded)
+    folded = re.sub(r"[。；，、\n,;!?]|[.:](?=\s|$)| [-–—]+ ", f" {CLAUSE_MARK} ", folded)
+    folded = re.sub(r"([^\W\d])\1\1+", r"\1", folded)
+    cjk = m._CJK_CLASS
+    folded = re.sub(rf"[^\w{cjk}\{CLAUSE_MARK}]+|_+", " ", folded).strip()
+    return re.sub(rf"(?<=[{cjk}]) | (?=[{cjk}])", "", folded)
+
+
+def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
+    pieces = list("abdeiklmostuy 0134579@$!|*.,;:?-–—_'’\n\t") + list(
+        "自杀死想跳楼我，。？！：；（）　ＡＢ１！～殺樂哈"
+    )
+    pieces += ["\u200b", "\u00ad", "💊", "🔪", "é", "ﬁ", "²", "e\u0301", "，\u0301", "ß", "İ"]
+    rng = random.Random(6)
+    probes = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
+    differ = [text for text in [*texts, *probes] if normalise(text) != _plain_normalise(text)]
+    assert differ == []
