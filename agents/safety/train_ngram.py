@@ -41,7 +41,18 @@ TRAINING_SETS = (
 )
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
+# Measure only. Read here for one thing: a training or selection case that normalises to the
+# same text as a held-out case is dropped, so the held-out figures stay unseen ones.
+HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl")
 FRAMES_FILE = "crisis_frames.json"
+# Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
+# ordinary messages of the frames file that are not trained on.
+ORDINARY_TEXT = Path(__file__).resolve().parents[2] / "confidant/wisdom/data/corpus.jsonl"
+# The ordinary messages count this many times: a few hundred must outweigh what thousands of
+# look-alikes (mostly about others, fiction, news) teach by accident, that "I" and "myself"
+# alone are risky.
+ORDINARY_REPEATS = 4
+STOP_SHARE = 0.05
 SEED = 20261123
 MAX_EPOCHS = 30
 PATIENCE = 3  # epochs without a better validation loss before stopping
@@ -56,7 +67,8 @@ Example = tuple[list[str], bool, str]  # n-grams, risky, language
 
 def frame_cases() -> list[dict]:
     """Every frame with every predicate (`data/crisis_frames.json`): the same construction with
-    a risky and an everyday predicate, and risky predicates said of others or in a story."""
+    a risky and an everyday predicate, and risky predicates said of others or in a story; and
+    every other ordinary message to a coach (benign; the others choose the threshold)."""
     body = json.loads((DATA_DIR / FRAMES_FILE).read_text(encoding="utf-8"))
     cases = []
     for lang in LANGS:
@@ -72,7 +84,15 @@ def frame_cases() -> list[dict]:
                 for frame in frames
                 for predicate in predicates
             ]
+        ordinary = [{"text": text, "risky": False, "lang": lang} for text in spec["ordinary"][::2]]
+        cases += ordinary * ORDINARY_REPEATS
     return cases
+
+
+def ordinary_selection() -> list[str]:
+    """The ordinary messages of `data/crisis_frames.json` not trained on (every other one)."""
+    body = json.loads((DATA_DIR / FRAMES_FILE).read_text(encoding="utf-8"))
+    return [text for lang in LANGS for text in body[lang]["ordinary"][1::2]]
 
 
 def examples(cases: list[dict]) -> list[Example]:
@@ -81,14 +101,27 @@ def examples(cases: list[dict]) -> list[Example]:
     ]
 
 
+def stop_words(data: list[Example]) -> frozenset[str]:
+    """Single words and characters found in more than STOP_SHARE of the cases ("i", "my",
+    "我", "了"): they get no weight (in pairs they keep theirs), so a message is not risky for
+    being in the first person."""
+    frequency = Counter(gram for grams, _, _ in data for gram in set(grams) if _single(gram))
+    return frozenset(gram for gram, n in frequency.items() if n > STOP_SHARE * len(data))
+
+
+def _single(gram: str) -> bool:
+    return len(gram) == 1 or (gram.isascii() and gram.isalpha())
+
+
 class _Trainer:
     """Logistic regression over feature ids, AdaGrad steps, classes balanced per language."""
 
     def __init__(self, data: list[Example]) -> None:
         self.vocabulary: dict[str, int] = {}
         ids = self.vocabulary.setdefault
+        stop = stop_words(data)
         self.rows = [
-            ([ids(gram, len(self.vocabulary)) for gram in grams], risky, lang)
+            ([ids(gram, len(self.vocabulary)) for gram in grams if gram not in stop], risky, lang)
             for grams, risky, lang in data
         ]
         counts = Counter((lang, risky) for _, risky, lang in data)
@@ -163,14 +196,23 @@ def train(data: list[Example], epochs: int) -> NgramModel:
 
 def choose_thresholds(model: NgramModel, selection: list[dict]) -> dict[str, float]:
     """Per language, the lowest logit threshold at which the model adds at most the budget of
-    false alarms on the selection sets' benign look-alikes (the lexicon runs first)."""
+    false alarms both on the selection sets' benign look-alikes and on ordinary coaching text
+    (the wisdom corpus's passages); the lexicon runs first."""
+    groups = [
+        [case["text"] for case in selection if not case["risky"]],
+        [passage["text"] for passage in read_cases(ORDINARY_TEXT.parent, ORDINARY_TEXT.name)]
+        + ordinary_selection(),
+    ]
+    chosen = [_lowest_thresholds(model, texts) for texts in groups]
+    return {lang: max(thresholds[lang] for thresholds in chosen) for lang in LANGS}
+
+
+def _lowest_thresholds(model: NgramModel, benign_texts: list[str]) -> dict[str, float]:
     lexicon = CrisisDetector()
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
     benign: Counter[str] = Counter()
-    for case in selection:
-        if case["risky"]:
-            continue
-        detection = lexicon.detect(case["text"])
+    for text in benign_texts:
+        detection = lexicon.detect(text)
         benign[language(detection.view)] += 1
         if detection.risky:
             continue
@@ -225,6 +267,20 @@ def selection_report(model: NgramModel, selection: list[dict]) -> str:
     return "\n".join(rows)
 
 
+def unseen_cases(data: Path, names: tuple[str, ...]) -> tuple[list[dict], int]:
+    """The cases of the sets, without those whose view is a held-out case's (and how many
+    were dropped)."""
+    held_out = {
+        normalise(case["text"])
+        for name in HELD_OUT_SETS
+        if (data / name).exists()
+        for case in read_cases(data, name)
+    }
+    cases = [case for name in names for case in read_cases(data, name)]
+    kept = [case for case in cases if normalise(case["text"]) not in held_out]
+    return kept, len(cases) - len(kept)
+
+
 def read_cases(data: Path, name: str) -> list[dict]:
     path = data / name
     if not path.exists():
@@ -243,16 +299,21 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=DATA_DIR / MODEL_FILE)
     parser.add_argument("--data", type=Path, default=DATA, help="where the sets are")
     args = parser.parse_args()
-    written = examples([case for name in TRAINING_SETS for case in read_cases(args.data, name)])
+    training, dropped = unseen_cases(args.data, TRAINING_SETS)
+    written = examples(training)
     frames = examples(frame_cases())
     epochs = choose_epochs(written, frames)
     model = train(written + frames, epochs)
-    selection = [case for name in SELECTION_SETS for case in read_cases(args.data, name)]
+    selection, dropped_selection = unseen_cases(args.data, SELECTION_SETS)
     thresholds = choose_thresholds(model, selection)
     model = at_thresholds(model, thresholds)
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
     for name in TRAINING_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))
+    print(
+        f"dropped as duplicates of held-out cases: {dropped} training, "
+        f"{dropped_selection} selection cases"
+    )
     print(
         f"{len(written)} written cases and {len(frames)} frames, {epochs} epochs (early "
         f"stopping), {len(model.weights)} weights -> {args.out.name}; logit thresholds "
