@@ -36,6 +36,7 @@ from typing import Any
 
 from agents.safety import CrisisDetector
 from agents.safety.ngram import load_model
+from agents.safety.normalise import normalise
 
 DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "crisis_dev_set.jsonl"
 WISDOM = Path(__file__).resolve().parents[1] / "confidant" / "wisdom" / "data" / "corpus.jsonl"
@@ -174,6 +175,21 @@ def speed(
     return "\n".join(rows)
 
 
+def model_speed(runs: int) -> str:
+    """Median time of the n-gram layer alone (`NgramModel.riskiest` on the normalised view) on
+    2,000-character messages of ordinary coaching talk."""
+    model = load_model()
+    if model is None:
+        return "no n-gram model shipped"
+    corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
+    rows = ["| 2,000-char message | n-gram layer alone |", "|---|---|"]
+    for lang, joiner in (("en", ". "), ("zh", "。")):
+        view = normalise(_long_message([p["text"] for p in corpus if p["locale"] == lang], joiner))
+        took = _median_us(lambda v=view: model.riskiest(v), runs)
+        rows.append(f"| ordinary {lang} | {took / 1000:.3f} ms |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", type=Path, default=DEV_SET, help="JSON lines cases")
@@ -193,6 +209,8 @@ def main() -> None:
     if args.runs:
         print()
         print(speed(detector, lexicon_only, cases, args.runs))
+        print()
+        print(model_speed(args.runs))
     if args.show:
         print()
         for case in result["wrong"]:

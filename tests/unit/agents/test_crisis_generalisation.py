@@ -34,8 +34,8 @@ FLOORS = {
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (86, 128, 9, 128), "model": (113, 128, 9, 128)},
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (92, 128, 11, 128), "model": (111, 128, 13, 128)},
 }
-# Held-out set 2 was written without seeing the development set, and a few short phrasings
-# came out word for word the same: those few are not unseen by the lexicon.
+# Held-out set 2 was written without seeing the development set, and a few texts came out
+# word for word the same: those few are not unseen by the lexicon.
 SHARED_WITH_TUNED = {"crisis_heldout.jsonl": 0, "crisis_heldout2.jsonl": 4}
 
 
@@ -74,7 +74,7 @@ def test_the_held_out_sets_are_large_balanced_and_disjoint_from_what_was_tuned_o
 
 @pytest.mark.parametrize("name", HELD_OUT_SETS)
 def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> None:
-    # The training sets hold a few short phrasings that a held-out set also has ("我想死"):
+    # The training sets hold a few phrasings that a held-out set also has (once normalised):
     # training drops every case whose view is a held-out case's.
     views = {normalise(case["text"]) for case in _held_out(name)}
     for sets in (TRAINING_SETS, SELECTION_SETS):
