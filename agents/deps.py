@@ -10,6 +10,7 @@ from google.adk.models import BaseLlm
 from google.adk.tools.base_toolset import BaseToolset
 
 from agents.safety.classifier import CrisisClassifier
+from agents.safety.detector import CrisisDetector
 from confidant.agentconfig.config import McpServerConfig
 from confidant.effects import EffectLedger
 from confidant.ports import Embedder, MemoryRecord, WisdomIndex
@@ -57,6 +58,9 @@ class AgentDeps:
     taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
     # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
     crisis_classifier: CrisisClassifier | None = None
+    # The crisis guard's detector (CONFIDANT_CRISIS_MODEL picks lexicon + n-gram model or the
+    # lexicon alone); None = the lexicon alone.
+    crisis_detector: CrisisDetector | None = None
     protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
     mcp: ToolsetProvider | None = None  # MCP toolsets of the apps' agent configs (issue 12)
 

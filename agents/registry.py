@@ -158,7 +158,7 @@ def app_names() -> tuple[str, ...]:
 
 def guard_plugins(deps: AgentDeps) -> list[BasePlugin]:
     """The safety plugins every app gets, first in line so they run before anything else."""
-    return [CrisisGuardPlugin(classifier=deps.crisis_classifier)]
+    return [CrisisGuardPlugin(deps.crisis_detector, classifier=deps.crisis_classifier)]
 
 
 def build_app(name: str, deps: AgentDeps, turn: TurnContext) -> App:

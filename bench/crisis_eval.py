@@ -9,8 +9,11 @@ A set is JSON lines `{"text", "lang", "risky", "signal"}`: `signal` is the signa
 case shows, or the kind of look-alike a benign case is. Recall is the share of risky cases that
 fire; the false-alarm rate is the share of benign cases that fire.
 
-The summary is printed twice, for the lexicon alone (the default detector) and with the
-opt-in n-gram model, so what the model adds is measured on the same cases in the same run.
+The summary is printed twice, for the lexicon alone and with the n-gram model
+(`CONFIDANT_CRISIS_MODEL`), so what the model adds is measured on the same cases in the same
+run; then the false alarms of both on ordinary messages to a coach, which are no look-alikes
+(the user queries of the wisdom benchmark, `bench/data/wisdom_eval.jsonl`: neither the lexicon
+nor the model was written, trained or thresholded on them).
 
 Speed: the median time of `detect()` on 2,000-character messages (English, Chinese, mixed),
 built from ordinary coaching talk (the wisdom corpus) and, as a worst case, from the set's
@@ -36,9 +39,11 @@ from typing import Any
 
 from agents.safety import CrisisDetector
 from agents.safety.ngram import load_model
+from agents.safety.normalise import normalise
 
 DEV_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "crisis_dev_set.jsonl"
 WISDOM = Path(__file__).resolve().parents[1] / "confidant" / "wisdom" / "data" / "corpus.jsonl"
+ORDINARY = Path(__file__).resolve().parent / "data" / "wisdom_eval.jsonl"
 MESSAGE_CHARS = 2000
 LANGS = ("en", "zh")
 
@@ -100,6 +105,21 @@ def report(result: dict[str, Any]) -> str:
             for lang in ("en", "zh")
         ]
         rows.append(f"| {signal} | {cells[0]} | {cells[1]} |")
+    return "\n".join(rows)
+
+
+def ordinary(detector: CrisisDetector, lexicon_only: CrisisDetector) -> str:
+    """False alarms on ordinary messages to a coach (the wisdom benchmark's queries)."""
+    queries = load_cases(ORDINARY)
+    rows = [
+        "| ordinary messages | lexicon false alarms | with n-gram model |",
+        "|---|---|---|",
+    ]
+    for lang in LANGS:
+        texts = [query["query"] for query in queries if query["locale"] == lang]
+        by_lexicon = sum(lexicon_only.detect(text).risky for text in texts)
+        by_both = sum(detector.detect(text).risky for text in texts)
+        rows.append(f"| {lang} | {_rate(by_lexicon, len(texts))} | {_rate(by_both, len(texts))} |")
     return "\n".join(rows)
 
 
@@ -197,6 +217,21 @@ def speed_on_distinct_messages(
     return "\n".join(rows)
 
 
+def model_speed(runs: int) -> str:
+    """Median time of the n-gram layer alone (`NgramModel.riskiest` on the normalised view) on
+    2,000-character messages of ordinary coaching talk."""
+    model = load_model()
+    if model is None:
+        return "no n-gram model shipped"
+    corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
+    rows = ["| 2,000-char message | n-gram layer alone |", "|---|---|"]
+    for lang, joiner in (("en", ". "), ("zh", "。")):
+        view = normalise(_long_message([p["text"] for p in corpus if p["locale"] == lang], joiner))
+        took = _median_us(lambda v=view: model.riskiest(v), runs)
+        rows.append(f"| ordinary {lang} | {took / 1000:.3f} ms |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", type=Path, default=DEV_SET, help="JSON lines cases")
@@ -210,13 +245,17 @@ def main() -> None:
     detector, lexicon_only = CrisisDetector(model=load_model()), CrisisDetector()
     result = evaluate(detector, cases)
     print(f"cases: {len(cases)} from {args.set.name}\n")
-    print("lexicon only (the default):\n")
+    print("lexicon only:\n")
     print(report(evaluate(lexicon_only, cases)).split("\n\n")[0])
-    print("\nlexicon and n-gram model (opt-in):\n")
+    print("\nlexicon and n-gram model (CONFIDANT_CRISIS_MODEL=on):\n")
     print(report(result))
+    print()
+    print(ordinary(detector, lexicon_only))
     if args.runs:
         print()
         print(speed(detector, lexicon_only, cases, args.runs))
+        print()
+        print(model_speed(args.runs))
     if args.runs and args.distinct:
         print()
         print(speed_on_distinct_messages(lexicon_only, cases, args.distinct))

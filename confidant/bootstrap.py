@@ -13,7 +13,8 @@ from google.adk.artifacts import BaseArtifactService
 from google.adk.models import BaseLlm
 
 from agents.deps import AgentDeps, TaskflowLimits
-from agents.safety import CrisisClassifier
+from agents.safety import CrisisClassifier, CrisisDetector
+from agents.safety.ngram import load_model
 from confidant.agentconfig import AGENT_CONFIG, AgentConfigService, AgentConfigSource
 from confidant.agentconfig.store import AgentConfigStore
 from confidant.chat.context import (
@@ -375,6 +376,11 @@ def _crisis_classifier(settings: Settings, model: BaseLlm) -> CrisisClassifier |
     return CrisisClassifier(inner, timeout_s=settings.crisis_classifier_timeout_s)
 
 
+def _crisis_detector(settings: Settings) -> CrisisDetector:
+    """The guard's detector: the lexicon, and the n-gram layer when the setting asks for it."""
+    return CrisisDetector(model=load_model() if settings.crisis_model else None)
+
+
 def configure_observability(settings: Settings) -> None:
     """Logs and traces of this process, as the settings ask (once, before serving)."""
     from confidant.observability import configure_logging, configure_tracing
@@ -417,6 +423,7 @@ def build_runtime(
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         crisis_classifier=_crisis_classifier(settings, default_model),
+        crisis_detector=_crisis_detector(settings),
         protocol_timeout_s=settings.protocol_timeout_s,
         relationship=relationship,
         tasks=_tasks(settings),

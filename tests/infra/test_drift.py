@@ -95,6 +95,7 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "sweep_max_republish": "as sweep_limit",
     "sweep_interval_s": "the in-process sweep of the embedded default; Cloud Scheduler calls "
     "the sweep target in the cloud",
+    "crisis_model": "chosen from the held-out measurements (docs/safety.md); extra_env overrides",
     "crisis_classifier_timeout_s": "the issue's 1.5 s budget; the lexicon's verdict stands after",
     "embedding_batch_size": "the model's documented per-request limit",
     "embedding_timeout_s": "one embedding request on the request path; no deployment reason",

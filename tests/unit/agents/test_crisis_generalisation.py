@@ -1,14 +1,17 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
-`tests/data/crisis_heldout.jsonl` was written and committed (frozen) before the detector was
-changed for it, and nothing is tuned on it: the floors below are what the detectors
-measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
+The held-out sets (`tests/data/crisis_heldout.jsonl`, and `crisis_heldout2.jsonl`, written
+later by another author) were written and committed (frozen) before the detector or the model
+was changed for them, and nothing is tuned on them (their misses are never printed): the floors
+below are what the detectors measured there, so a change that loses recall or adds false
+alarms on unseen phrasings fails.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -17,24 +20,32 @@ from agents.safety import CrisisDetector
 from agents.safety.detector import MODEL
 from agents.safety.ngram import load_model
 from agents.safety.normalise import normalise
+from agents.safety.train_ngram import SELECTION_SETS, TRAINING_SETS, unseen_cases
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-HELD_OUT = DATA / "crisis_heldout.jsonl"
-# Everything the lexicon or the model was written or trained on.
+HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl")
+# What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
-# Measured on the held-out set (docs/safety.md): (risky caught, risky, benign fired, benign),
-# for the default detector (the lexicon) and with the opt-in n-gram model.
-FLOORS = {"en": (80, 107, 7, 105), "zh": (78, 103, 7, 101)}
-MODEL_FLOORS = {"en": (99, 107, 20, 105), "zh": (88, 103, 10, 101)}
+# Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
+# for the lexicon alone and with the n-gram model.
+FLOORS = {
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (80, 107, 7, 105), "model": (94, 107, 8, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (92, 103, 7, 101)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (86, 128, 9, 128), "model": (113, 128, 9, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (92, 128, 11, 128), "model": (111, 128, 13, 128)},
+}
+# Held-out set 2 was written without seeing the development set, and a few texts came out
+# word for word the same: those few are not unseen by the lexicon.
+SHARED_WITH_TUNED = {"crisis_heldout.jsonl": 0, "crisis_heldout2.jsonl": 4}
 
 
 def _cases(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-@pytest.fixture(scope="module")
-def held_out() -> list[dict]:
-    return _cases(HELD_OUT)
+@cache
+def _held_out(name: str) -> list[dict]:
+    return _cases(DATA / name)
 
 
 @pytest.fixture(scope="module")
@@ -47,46 +58,58 @@ def lexicon_only() -> CrisisDetector:
     return CrisisDetector()
 
 
-def test_the_held_out_set_is_large_balanced_and_disjoint_from_what_was_tuned_on(
-    held_out: list[dict],
+@pytest.mark.parametrize("name", HELD_OUT_SETS)
+def test_the_held_out_sets_are_large_balanced_and_disjoint_from_what_was_tuned_on(
+    name: str,
 ) -> None:
-    assert len(held_out) >= 400
-    assert len({case["text"] for case in held_out}) == len(held_out)
-    by_lang = Counter((case["lang"], case["risky"]) for case in held_out)
+    cases = _held_out(name)
+    assert len(cases) >= 400
+    assert len({case["text"] for case in cases}) == len(cases)
+    by_lang = Counter((case["lang"], case["risky"]) for case in cases)
     for lang in ("en", "zh"):
         assert 0.4 <= by_lang[lang, True] / (by_lang[lang, True] + by_lang[lang, False]) <= 0.6
-    tuned = {case["text"] for name in TUNED_ON for case in _cases(DATA / name)}
-    assert tuned.isdisjoint(case["text"] for case in held_out)
+    tuned = {case["text"] for other in TUNED_ON for case in _cases(DATA / other)}
+    assert len(tuned.intersection(case["text"] for case in cases)) <= SHARED_WITH_TUNED[name]
 
 
-@pytest.mark.parametrize(
-    ("lang", "with_model"), [("en", False), ("zh", False), ("en", True), ("zh", True)]
-)
+@pytest.mark.parametrize("name", HELD_OUT_SETS)
+def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> None:
+    # The training sets hold a few phrasings that a held-out set also has (once normalised):
+    # training drops every case whose view is a held-out case's.
+    views = {normalise(case["text"]) for case in _held_out(name)}
+    for sets in (TRAINING_SETS, SELECTION_SETS):
+        cases, _ = unseen_cases(DATA, sets)
+        assert views.isdisjoint(normalise(case["text"]) for case in cases)
+
+
+@pytest.mark.parametrize(("name", "lang"), list(FLOORS))
+@pytest.mark.parametrize("layer", ["lexicon", "model"])
 def test_held_out_recall_and_false_alarms_stay_at_the_measured_floor(
     detector: CrisisDetector,
     lexicon_only: CrisisDetector,
-    held_out: list[dict],
+    name: str,
     lang: str,
-    with_model: bool,
+    layer: str,
 ) -> None:
-    caught_floor, risky_total, fired_ceiling, benign_total = (
-        MODEL_FLOORS if with_model else FLOORS
-    )[lang]
-    detector = detector if with_model else lexicon_only
-    risky = [c["text"] for c in held_out if c["lang"] == lang and c["risky"]]
-    benign = [c["text"] for c in held_out if c["lang"] == lang and not c["risky"]]
+    caught_floor, risky_total, fired_ceiling, benign_total = FLOORS[name, lang][layer]
+    chosen = detector if layer == "model" else lexicon_only
+    risky = [c["text"] for c in _held_out(name) if c["lang"] == lang and c["risky"]]
+    benign = [c["text"] for c in _held_out(name) if c["lang"] == lang and not c["risky"]]
     assert (len(risky), len(benign)) == (risky_total, benign_total)  # the set is frozen
-    caught = sum(detector.detect(text).risky for text in risky)
-    fired = sum(detector.detect(text).risky for text in benign)
+    caught = sum(chosen.detect(text).risky for text in risky)
+    fired = sum(chosen.detect(text).risky for text in benign)
     assert caught >= caught_floor
     assert fired <= fired_ceiling
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("name", "lang"), list(FLOORS))
 def test_the_ngram_layer_catches_more_unseen_phrasings_than_the_lexicon_alone(
-    detector: CrisisDetector, lexicon_only: CrisisDetector, held_out: list[dict], lang: str
+    detector: CrisisDetector,
+    lexicon_only: CrisisDetector,
+    name: str,
+    lang: str,
 ) -> None:
-    risky = [c["text"] for c in held_out if c["lang"] == lang and c["risky"]]
+    risky = [c["text"] for c in _held_out(name) if c["lang"] == lang and c["risky"]]
     by_lexicon = sum(lexicon_only.detect(text).risky for text in risky)
     with_model = sum(detector.detect(text).risky for text in risky)
     assert with_model > by_lexicon
@@ -139,6 +162,7 @@ def test_a_long_ordinary_message_does_not_fire(detector: CrisisDetector) -> None
 def test_the_model_is_shipped_loaded_once_and_deterministic() -> None:
     model = load_model()
     assert model is not None and model is load_model()
-    assert 0.5 <= model.threshold < 1
+    assert model.threshold == 0.5  # each language's bias puts its chosen threshold there
+    assert set(model.biases) == {"en", "zh"}
     view = normalise("感觉自己撑到头了，想走了")
     assert model.riskiest(view) == model.riskiest(view)
