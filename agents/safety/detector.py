@@ -223,9 +223,9 @@ class CrisisDetector:
         lexicons: dict[str, LanguageLexicon] | None = None,
         model: NgramModel | None = None,
     ) -> None:
-        """`model`: the optional n-gram layer (`load_model()` for the repository's weights); off
-        by default, because on unseen phrasings it adds far more false alarms than the 2%
-        budget (docs/safety.md)."""
+        """`model`: the optional n-gram layer (`load_model()` for the repository's weights;
+        CONFIDANT_CRISIS_MODEL). Off by default: with it, false alarms on unseen look-alikes stay
+        over the 2% budget (docs/safety.md has the held-out figures)."""
         self._lexicons = lexicons or load_lexicons()
         self._model = model
 
