@@ -142,19 +142,25 @@ def _median_us(function: Callable[[], object], runs: int) -> float:
     return statistics.median(samples) * 1e6
 
 
-def speed(
-    detector: CrisisDetector, lexicon_only: CrisisDetector, cases: list[dict[str, Any]], runs: int
-) -> str:
-    """Median detect() time on 2,000-character messages: ordinary coaching talk (the wisdom
-    corpus) and, the worst case, text packed with look-alikes (the set's benign cases)."""
+def _speed_sources(cases: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """The texts long messages are built from, by kind and language: ordinary coaching talk
+    (the wisdom corpus) and the set's benign look-alikes."""
     corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
-    sources = {
+    return {
         "ordinary": {lang: [p["text"] for p in corpus if p["locale"] == lang] for lang in LANGS},
         "look-alike-dense": {
             lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
             for lang in LANGS
         },
     }
+
+
+def speed(
+    detector: CrisisDetector, lexicon_only: CrisisDetector, cases: list[dict[str, Any]], runs: int
+) -> str:
+    """Median detect() time on 2,000-character messages: ordinary coaching talk (the wisdom
+    corpus) and, the worst case, text packed with look-alikes (the set's benign cases)."""
+    sources = _speed_sources(cases)
     rows = [
         "| 2,000-char message | with n-gram model | default (lexicon) | NFKC baseline | ratio |",
         "|---|---|---|---|---|",
@@ -184,14 +190,7 @@ def speed_on_distinct_messages(
     """Median detect() time over `count` different 2,000-character messages per kind (seeded
     shuffles of the same sources), after as many others: RE2 builds its automata lazily, so a
     message seen for the first time costs more than the same message timed again and again."""
-    corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
-    sources = {
-        "ordinary": {lang: [p["text"] for p in corpus if p["locale"] == lang] for lang in LANGS},
-        "look-alike-dense": {
-            lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
-            for lang in LANGS
-        },
-    }
+    sources = _speed_sources(cases)
     shuffle = random.Random(6)
     rows = [
         "| 2,000-char messages, each new | first ones | default (lexicon) | NFKC baseline |",
