@@ -31,11 +31,13 @@ class FirestoreTurnQueue:
         return self._session(key).collection(TURN_CONTROL).document(INTERRUPT)
 
     async def join(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
+        # `set`, not `create`: a ticket that expired while its process stalled joins again, at
+        # the end (a new server timestamp).
         await (
             self._session(key)
             .collection(TURN_QUEUE)
             .document(ticket)
-            .create({"joined": firestore.SERVER_TIMESTAMP, "expires": now + ttl_s})
+            .set({"joined": firestore.SERVER_TIMESTAMP, "expires": now + ttl_s})
         )
 
     async def line(self, key: SessionKey, *, now: float) -> list[str]:

@@ -13,9 +13,11 @@ class SqliteTurnQueue:
         self._store = store
 
     async def join(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
+        # OR REPLACE: a ticket that expired while its process stalled joins again, at the end
+        # (the replaced row gets a new arrival number).
         async with self._store.transaction() as conn:
             await conn.execute(
-                "INSERT INTO turn_queue (user_id, app, session_id, ticket, expires)"
+                "INSERT OR REPLACE INTO turn_queue (user_id, app, session_id, ticket, expires)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (*key_args(key), ticket, now + ttl_s),
             )

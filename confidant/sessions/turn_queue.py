@@ -24,7 +24,7 @@ from confidant.sessions.records import SessionKey
 
 class TurnQueue(Protocol):
     async def join(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
-        """Put `ticket` at the end of the session's line."""
+        """Put `ticket` at the end of the session's line (again, if it had expired)."""
         ...
 
     async def line(self, key: SessionKey, *, now: float) -> list[str]:

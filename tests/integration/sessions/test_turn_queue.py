@@ -81,3 +81,15 @@ async def test_deleting_the_session_or_user_removes_its_line(store) -> None:
     await store.delete_session(key)
     assert await queue.line(key, now=sessions.clock()) == []
     assert await queue.interrupt_requested(key) is None
+
+
+async def test_a_ticket_that_expired_joins_again_at_the_end_of_the_line(store) -> None:
+    # A waiting request whose process stalled past its ticket's TTL joins again (busy.py): it
+    # must get a place at the end, not fail on its own stale ticket.
+    queue, key = _queue(store), _key()
+    stalled, other = "stalled" + key.user_id, "other" + key.user_id
+    await queue.join(key, stalled, now=100.0, ttl_s=5)
+    await queue.join(key, other, now=100.0, ttl_s=30)
+    assert await queue.line(key, now=106.0) == [other]
+    await queue.join(key, stalled, now=106.0, ttl_s=5)
+    assert await queue.line(key, now=107.0) == [other, stalled]
