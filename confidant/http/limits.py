@@ -1,7 +1,9 @@
 """Request rate limits at the HTTP edge: per client IP before identity, per user after it.
 
 A crisis message is never refused: when a POST would be refused, its body is read (within the
-body limit; the route then reuses it) and a chat message showing crisis risk goes through.
+body limit; the route then reuses it) and a chat message showing crisis risk goes through. Only
+a message the chat would accept (at most `max_message_chars`) is checked: a refused request
+must not buy a detector run over a whole body of crisis words.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class RequestLimits:
     behind_google: bool
     hops: int
     max_body_bytes: int
+    max_message_chars: int
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RequestLimits:
@@ -32,6 +35,7 @@ class RequestLimits:
             behind_google=settings.k_service is not None,
             hops=settings.forwarded_hops,
             max_body_bytes=settings.max_body_bytes,
+            max_message_chars=settings.max_message_chars,
         )
 
     async def check_ip(self, request: Request) -> None:
@@ -54,6 +58,7 @@ class RequestLimits:
                 body = await read_json(request, self.max_body_bytes)
             except ConfidantError:
                 body = None  # not a chat message: refused for the rate
-            if is_crisis(body_message(body)):
+            message = body_message(body).strip()
+            if len(message) <= self.max_message_chars and is_crisis(message):
                 return
         raise TooManyRequestsError(f"{reason}; try again in {wait_s} s", retry_after_s=wait_s)

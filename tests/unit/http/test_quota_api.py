@@ -159,6 +159,21 @@ async def test_rate_limits_refuse_with_retry_after_but_never_a_crisis_message(ma
     assert (await client.get("/v1/sessions", headers={"X-User-Id": "bob"})).status_code == 200
 
 
+async def test_a_refused_message_too_long_to_be_a_chat_message_is_not_let_through(
+    make_client,
+) -> None:
+    # The crisis check on a refused request must cost no more than a real message's: a body of
+    # crisis words past the message limit (which the chat would refuse anyway) stays refused.
+    client, _ = make_client(
+        rate_limit_user_per_min=1, rate_limit_user_burst=1, max_message_chars=60
+    )
+    assert (await client.get("/v1/sessions", headers=ALICE)).status_code == 200
+    flood = await _chat(client, " ".join([CRISIS] * 20), session="c1")
+    assert flood.status_code == 429
+    assert flood.json()["error"]["code"] == "rate_limited"
+    assert of_type(_parts(await _chat(client, f"  {CRISIS}  ", session="c2")), "data-crisis")
+
+
 async def test_the_address_limit_applies_before_identity(make_client) -> None:
     client, _ = make_client(rate_limit_ip_per_min=1, rate_limit_ip_burst=1)
     assert (await client.get("/v1/apps")).status_code == 200
