@@ -20,7 +20,8 @@ A resend of a committed message gets the committed reply, streamed again as an o
 against the daily quota (the original turn was counted; a resend past the quota is still
 replayed, found by one session read without the lease: a committed turn no longer changes).
 A resend whose id matches a stored message with other text is refused (400): ids name one
-message.
+message. (An answer that resumed a paused run is stored as the call's function response, in the
+app's shape: its resend is recognised by the id alone.)
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def mark_message(turn: OpenTurn, message_id: str | None) -> None:
 
 @dataclass(frozen=True)
 class CommittedReply:
-    message: str  # the user's text as stored
+    # The user's text as stored; None when the message was stored as something else: an answer
+    # that resumed a paused run is the call's function response, shaped by the app.
+    message: str | None
     reply: str  # the visible text of the turn's replies, in order
 
 
@@ -86,8 +89,11 @@ def committed_reply(tail: list[StoredEvent], message_id: str) -> CommittedReply 
             events.append(event)
     if not events:
         return None
+    stored = events[0]
+    is_text = not stored.get_function_responses()
     return CommittedReply(
-        message=_text(events[0]), reply="".join(_text(e) for e in events[1:] if not e.partial)
+        message=_text(stored) if is_text else None,
+        reply="".join(_text(e) for e in events[1:] if not e.partial),
     )
 
 
@@ -100,7 +106,7 @@ def replay_of(
     if message_id is None:
         return None
     found = committed_reply(tail, message_id)
-    if found is not None and found.message.strip() != message:
+    if found is not None and found.message is not None and found.message.strip() != message:
         raise BadRequestError(
             f"message_id {message_id!r} was already used for another message in this session"
         )

@@ -102,3 +102,25 @@ async def test_a_message_id_names_one_message(make_client) -> None:
     assert bad.status_code == 400 and "message_id" in bad.json()["error"]["message"]
     # The refused requests left the session free and unchanged.
     assert await _stored_texts(client, "s") == ["first", "ok"]
+
+
+async def test_a_resent_answer_to_a_paused_run_replays_its_reply(make_client) -> None:
+    # An answer that resumes a paused run is stored as the call's function response, not as
+    # text; its resend must still be recognised as the same message, not refused as another.
+    from tests.support.taskflow import APP, DETAILS, INPUT_NEEDED, REQUEST, as_turn, body
+
+    client, _ = make_client()
+    asked = as_turn(await _send(client, body("w", REQUEST) | {"message_id": "m-1"}))
+    call_id = asked.one(INPUT_NEEDED)["callId"]
+    answer = body("w", DETAILS, call_id=call_id) | {"message_id": "m-2"}
+    answered = as_turn(await _send(client, answer))
+    assert answered.status == 200 and answered.done, answered.body
+    stored = await client.get(f"/v1/sessions/w?app={APP}", headers=ALICE)
+    events = len(stored.json()["events"])
+
+    again = as_turn(await _send(client, answer))
+    assert again.status == 200, again.body
+    assert again.one("data-replay") == {"messageId": "m-2"}
+    assert again.text == answered.text
+    stored = await client.get(f"/v1/sessions/w?app={APP}", headers=ALICE)
+    assert len(stored.json()["events"]) == events  # nothing stored twice
