@@ -22,8 +22,11 @@ def _empty_as_none(value: Any) -> Any:
     return None if value == "" else value
 
 
-# `?app=` (empty) means the same as no `app`: the deployment's default app.
-OptionalText = Annotated[str | None, BeforeValidator(_empty_as_none)]
+# `?app=` (empty) means the same as no `app`: the deployment's default app. A name is a storage
+# path segment (Firestore `users/{uid}/apps/{app}`): `/`, `.`, `..` would be a 500 there, not a 400.
+APP_NAME_REGEX = r"^[A-Za-z0-9_-]{1,64}$"  # as the admin routes match it
+AppName = Annotated[str, Field(pattern=APP_NAME_REGEX)]
+OptionalAppName = Annotated[AppName | None, BeforeValidator(_empty_as_none)]
 OptionalInt = Annotated[Int64 | None, BeforeValidator(_empty_as_none)]
 
 
@@ -96,7 +99,7 @@ class AppList(BaseModel):
 
 
 class AppQuery(BaseModel):
-    app: OptionalText = Field(
+    app: OptionalAppName = Field(
         default=None,
         description="the app (default: the deployment's)",
         json_schema_extra=served_apps,
@@ -165,7 +168,7 @@ class ArtifactList(BaseModel):
 
 
 class MemoriesQuery(BaseModel):
-    app: OptionalText = Field(
+    app: OptionalAppName = Field(
         default=None, description="one app's (default: every app's)", json_schema_extra=served_apps
     )
     limit: Limit = 50
@@ -206,7 +209,7 @@ class ProfileReply(BaseModel):
 
 
 class ChatQuery(BaseModel):
-    app: OptionalText = Field(
+    app: OptionalAppName = Field(
         default=None,
         description="the app, when the body names none",
         json_schema_extra=served_apps,

@@ -168,3 +168,19 @@ async def test_the_cloud_entry_point_never_serves_with_header_identity(monkeypat
     with pytest.raises(ValueError, match="X-User-Id header identity is for local mode"):
         await bootstrap.get_runtime()  # what every request of functions/main.py awaits first
     assert bootstrap._runtime is None  # nothing half-built is kept for the next request
+
+
+@pytest.mark.parametrize("app", ["a/b", "..", "x%2Fsessions%2Fy"])
+async def test_an_app_name_that_is_not_one_path_segment_is_a_400(make_client, app) -> None:
+    # The app names a storage path segment (Firestore users/{uid}/apps/{app}/...).
+    client, _ = make_client()
+    alice = {"X-User-Id": "alice"}
+    for path in (
+        f"/v1/sessions?app={app}",
+        f"/v1/sessions/s1?app={app}",
+        f"/v1/me/memories?app={app}",
+    ):
+        response = await client.get(path, headers=alice)
+        assert response.status_code == 400, (path, response.text)
+        assert "app" in response.json()["error"]["message"]
+    assert (await client.get("/v1/sessions?app=", headers=alice)).status_code == 200
