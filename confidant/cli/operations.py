@@ -140,13 +140,9 @@ def run_jobs_replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     statuses = tuple(args.status or REPLAYABLE_STATUSES)
 
     async def replay(runtime: Any) -> dict[str, Any]:
-        stuck = await runtime.job_store.stuck_jobs(statuses=statuses, limit=args.limit)
-        chosen = [
-            job
-            for job in stuck
-            if (not args.job_id or job.job_id in args.job_id)
-            and (not args.kind or job.kind in args.kind)
-        ]
+        chosen = await runtime.job_store.stuck_jobs(
+            statuses=statuses, limit=args.limit, kinds=args.kind, job_ids=args.job_id
+        )
         report: dict[str, Any] = {
             "jobs": [{"job_id": job.job_id, "kind": job.kind} for job in chosen],
             "requeued": 0,

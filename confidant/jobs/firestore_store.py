@@ -17,6 +17,7 @@ declares (infra/modules/confidant/firestore.tf).
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -211,22 +212,34 @@ class FirestoreJobStore:
 
             await count(self.client.transaction())
 
-    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
-        # One equality query per status (the sweep's (status, created_at) index), merged.
-        found: list[list[tuple[float, JobRecord]]] = []
+    async def stuck_jobs(
+        self,
+        *,
+        statuses: Sequence[str],
+        limit: int,
+        kinds: Sequence[str] = (),
+        job_ids: Sequence[str] = (),
+    ) -> list[JobRecord]:
+        # One equality query per status (the sweep's (status, created_at) index), merged. The
+        # kind and id filters are applied while reading (stuck jobs are few; no extra index),
+        # before the limit.
+        found: list[list[tuple[Any, JobRecord]]] = []
         for status in statuses:
             query = (
                 self.client.collection(JOBS)
                 .where(filter=FieldFilter("status", "==", status))
                 .order_by("created_at")
-                .limit(limit)
             )
-            found.append(
-                [
-                    (snap.get("created_at"), job_from_document(snap.to_dict()))
-                    async for snap in query.stream()
-                ]
-            )
+            matching: list[tuple[Any, JobRecord]] = []
+            async with contextlib.aclosing(query.stream()) as snaps:
+                async for snap in snaps:
+                    job = job_from_document(snap.to_dict())
+                    if (kinds and job.kind not in kinds) or (job_ids and job.job_id not in job_ids):
+                        continue
+                    matching.append((snap.get("created_at"), job))
+                    if len(matching) >= limit:
+                        break
+            found.append(matching)
         merged = heapq.merge(*found, key=lambda pair: pair[0])
         return [job for _, job in merged][:limit]
 

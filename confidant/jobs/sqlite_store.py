@@ -40,6 +40,12 @@ def cosine(a: list[float], b: list[float]) -> float:
     return dot / norm if norm else 0.0
 
 
+def _in(column: str, values: Sequence[str]) -> str:
+    """`column IN (?, ?, …)` with one placeholder per value (the values are bound, never
+    spliced into the SQL)."""
+    return f"{column} IN ({', '.join('?' * len(values))})"
+
+
 def job_from_row(row: aiosqlite.Row) -> JobRecord:
     from datetime import UTC, datetime
 
@@ -194,25 +200,35 @@ class SqliteJobStore:
                     (max_sweeps, ABANDONED, job_id, PENDING),
                 )
 
-    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
-        marks = ", ".join("?" * len(statuses))
+    async def stuck_jobs(
+        self,
+        *,
+        statuses: Sequence[str],
+        limit: int,
+        kinds: Sequence[str] = (),
+        job_ids: Sequence[str] = (),
+    ) -> list[JobRecord]:
+        where, args = [_in("status", statuses)], [*statuses]
+        for column, values in (("kind", kinds), ("job_id", job_ids)):
+            if values:
+                where.append(_in(column, values))
+                args += values
         async with (
             self._sessions.read() as conn,
             conn.execute(
-                f"SELECT * FROM jobs WHERE status IN ({marks}) ORDER BY created_at LIMIT ?",
-                (*statuses, limit),
+                f"SELECT * FROM jobs WHERE {' AND '.join(where)} ORDER BY created_at LIMIT ?",
+                (*args, limit),
             ) as cur,
         ):
             return [job_from_row(row) for row in await cur.fetchall()]
 
     async def requeue(self, job_ids: Sequence[str], *, statuses: Sequence[str]) -> list[str]:
-        marks = ", ".join("?" * len(statuses))
         requeued = []
         async with self._sessions.transaction() as conn:
             for job_id in job_ids:
                 cur = await conn.execute(
-                    f"UPDATE jobs SET status = ?, sweeps = 0, note = ? WHERE job_id = ?"
-                    f" AND status IN ({marks})",
+                    "UPDATE jobs SET status = ?, sweeps = 0, note = ? WHERE job_id = ?"
+                    f" AND {_in('status', statuses)}",
                     (PENDING, REQUEUED_NOTE, job_id, *statuses),
                 )
                 if cur.rowcount:

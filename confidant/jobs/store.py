@@ -43,9 +43,17 @@ class JobStore(Protocol):
         """Count a republish of each job; one republished `max_sweeps` times is abandoned."""
         ...
 
-    async def stuck_jobs(self, *, statuses: Sequence[str], limit: int) -> list[JobRecord]:
-        """Outbox entries in one of `statuses` (poison, abandoned), oldest first: what an
-        operator may replay once the cause is fixed."""
+    async def stuck_jobs(
+        self,
+        *,
+        statuses: Sequence[str],
+        limit: int,
+        kinds: Sequence[str] = (),
+        job_ids: Sequence[str] = (),
+    ) -> list[JobRecord]:
+        """The oldest `limit` outbox entries in one of `statuses` (poison, abandoned) and, when
+        given, of one of `kinds` and among `job_ids`: what an operator may replay once the cause
+        is fixed (the filters apply before the limit)."""
         ...
 
     async def requeue(self, job_ids: Sequence[str], *, statuses: Sequence[str]) -> list[str]:

@@ -65,6 +65,36 @@ def test_jobs_replay_runs_a_poison_job_once_after_its_handler_is_deployed(tmp_pa
     assert asyncio.run(_emotion_count(tmp_path)) == 1
 
 
+def test_jobs_replay_filters_before_it_limits(tmp_path) -> None:
+    # `--limit` counts the jobs chosen, not the stuck jobs looked at before the filter: each
+    # kind is found with --limit 1 whichever of them is older.
+    jobs = asyncio.run(_poison_jobs(tmp_path, ("emotion", "summary")))
+    for kind, job_id in jobs.items():
+        planned = _run(
+            tmp_path, "jobs", "replay", "--dry-run", "--json", "--kind", kind, "--limit", "1"
+        )
+        assert planned.returncode == ExitCode.OK, planned.stderr
+        assert json.loads(planned.stdout)["jobs"] == [{"job_id": job_id, "kind": kind}]
+        named = _run(
+            tmp_path, "jobs", "replay", "--dry-run", "--json", "--job-id", job_id, "--limit", "1"
+        )
+        assert named.returncode == ExitCode.OK, named.stderr
+        assert [job["job_id"] for job in json.loads(named.stdout)["jobs"]] == [job_id]
+
+
+async def _poison_jobs(tmp_path: Path, kinds: tuple[str, ...]) -> dict[str, str]:
+    """A real turn whose jobs of `kinds` meet a worker deployed without their handlers."""
+    async with job_runtime("sqlite", tmp_path, sqlite_path=str(tmp_path / "ops.db")) as runtime:
+        await say(runtime, "ops-user", "s", "I feel anxious about the exam")
+        poisoned = {}
+        for kind in kinds:
+            [job] = bus_of(runtime).of_kind(kind)
+            outcome = await JobService(runtime.job_service.deps, handlers={}).handle(job)
+            assert outcome is JobOutcome.POISON
+            poisoned[kind] = job.job_id
+        return poisoned
+
+
 async def _poison_emotion_job(tmp_path: Path) -> list[str]:
     """A real turn whose emotion job meets a worker deployed without that handler."""
     async with job_runtime("sqlite", tmp_path, sqlite_path=str(tmp_path / "ops.db")) as runtime:

@@ -180,6 +180,16 @@ async def test_poison_and_abandoned_jobs_are_replayed_once_their_cause_is_fixed(
     assert {job.job_id for job in stuck} >= {emotion_job.job_id, summary_job.job_id}
     only_poison = await runtime.job_store.stuck_jobs(statuses=["poison"], limit=10)
     assert summary_job.job_id not in {job.job_id for job in only_poison}
+    # The kind and id filters apply before the limit: each job is found with limit 1.
+    for job in (emotion_job, summary_job):
+        by_kind = await runtime.job_store.stuck_jobs(
+            statuses=REPLAYABLE_STATUSES, limit=1, kinds=[job.kind]
+        )
+        by_id = await runtime.job_store.stuck_jobs(
+            statuses=REPLAYABLE_STATUSES, limit=1, job_ids=[job.job_id]
+        )
+        assert [found.job_id for found in by_kind] == [job.job_id]
+        assert [found.job_id for found in by_id] == [job.job_id]
 
     ids = [emotion_job.job_id, summary_job.job_id]
     assert sorted(await runtime.job_store.requeue(ids, statuses=REPLAYABLE_STATUSES)) == sorted(ids)
