@@ -32,7 +32,7 @@ from confidant.ports import StreamHead, StreamLog
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.sessions.store import SessionStore
 from confidant.streaming.stream_log import StreamLogPolicy
-from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, encode_part
+from confidant.streaming.ui_stream import EventTranslator, data_part, encode_part, error_part
 
 # A stream whose head is still active is checked for a live lease after this long without
 # new parts; two checks this far apart must both find the lease free before it counts as dead
@@ -98,18 +98,18 @@ class StreamResumer:
             read += len(batch)
             if head.status != "active":
                 if head.truncated or read < head.part_count:
-                    yield encode_part(_error(CUT_SHORT))
+                    yield encode_part(error_part(CUT_SHORT))
                 return
             if batch:
                 stall.progress()
             elif ended := await stall.ended(head):
-                yield encode_part(_error(ended))
+                yield encode_part(error_part(ended))
                 return
             await asyncio.sleep(self._policy.poll_s)
             # The head first, then the parts: the last batch is written with the final head.
             latest = await self._log.latest(key)  # type: ignore[union-attr]
             if latest is None or latest.turn_id != head.turn_id:
-                yield encode_part(_error(CUT_SHORT))  # deleted, or a newer turn replaced it
+                yield encode_part(error_part(CUT_SHORT))  # deleted, or a newer turn replaced it
                 return
             head = latest
 
@@ -153,10 +153,6 @@ class _StallWatch:
 async def _iterate(parts: list[str]) -> AsyncIterator[str]:
     for part in parts:
         yield part
-
-
-def _error(text: str) -> UIPart:
-    return {"type": "error", "errorText": text}
 
 
 def rebuilt_reply(key: SessionKey, record: SessionRecord) -> list[str]:
