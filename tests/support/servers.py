@@ -38,9 +38,10 @@ def start_server(
     """Start `command` and wait until `GET {ready}` answers 200; AssertionError with the log's
     end if it exits or does not answer within `within_s`."""
     log = tempfile.NamedTemporaryFile(prefix="confidant-server-", suffix=".log", delete=False)
-    process = subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
+    with log:  # the child holds its own descriptor; this process needs only the name
+        process = subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
     server = Server(f"http://127.0.0.1:{port}", process, log.name)
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
