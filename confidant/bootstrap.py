@@ -100,7 +100,7 @@ class Runtime:
         if self.relationship is not None:  # its own table in the embedded store
             removed += await self.relationship.store.delete_user(user_id)
         if self.chat.quota is not None:
-            removed += await self.chat.quota.ledger.delete_user(user_id)
+            removed += await self.chat.quota.delete_user(user_id)
         return removed + await self.store.delete_user(user_id)
 
     async def sweep(self) -> dict[str, int]:

@@ -58,9 +58,21 @@ class FirestoreUsageLedger:
         data = snapshot.to_dict() or {}
         return DailyUsage(day=day, turns=data.get(_TURNS, 0), tokens=data.get(_TOKENS, 0))
 
-    async def delete_user(self, user_id: str) -> int:
+    async def delete_user(self, user_id: str, *, keep_day: str | None = None) -> int:
         usage = self.client.collection(USERS).document(user_id).collection(USAGE)
-        return await self.client.recursive_delete(usage)
+        removed = 0
+        batch = self.client.batch()
+        async for ref in usage.list_documents():  # one document per day of use
+            if ref.id == keep_day:
+                continue
+            batch.delete(ref)
+            removed += 1
+            if removed % 500 == 0:  # a batch holds at most 500 writes
+                await batch.commit()
+                batch = self.client.batch()
+        if removed % 500:
+            await batch.commit()
+        return removed
 
     async def close(self) -> None:
         """The Firestore client is the session store's; it closes it."""

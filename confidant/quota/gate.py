@@ -113,6 +113,11 @@ class QuotaGate:
         except Exception:
             logger.exception("could not take back an admitted turn that never started")
 
+    async def delete_user(self, user_id: str) -> int:
+        """Erase the user's usage (DELETE /v1/me), except today's counters: two counts, no
+        content, and erasing them would reset the quota (an erase a day would be unlimited)."""
+        return await self.ledger.delete_user(user_id, keep_day=utc_day(self._clock()))
+
     async def charge(self, admission: Admission, tokens: int) -> None:
         """Charge the model tokens a turn used; accounting never fails the turn."""
         if tokens <= 0:

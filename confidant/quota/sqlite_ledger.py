@@ -67,8 +67,10 @@ class SqliteUsageLedger(SqliteFile):
             return DailyUsage(day=day)
         return DailyUsage(day=day, turns=row["turns"], tokens=row["tokens"])
 
-    async def delete_user(self, user_id: str) -> int:
+    async def delete_user(self, user_id: str, *, keep_day: str | None = None) -> int:
         async with self._lock:
             conn = await self._connection()
-            cursor = await conn.execute("DELETE FROM usage WHERE user_id = ?", (user_id,))
+            cursor = await conn.execute(
+                "DELETE FROM usage WHERE user_id = ? AND day IS NOT ?", (user_id, keep_day)
+            )
         return max(cursor.rowcount, 0)

@@ -86,6 +86,15 @@ async def test_a_released_turn_no_longer_counts_and_erasure_removes_the_usage(le
     assert (await ledger.usage(user, DAY)).turns == 0
 
 
+async def test_erasure_can_keep_one_days_counters(ledger) -> None:
+    user, yesterday = _user(), "2000-01-01"
+    await ledger.admit(user, yesterday, max_turns=None, max_tokens=None)
+    await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
+    assert await ledger.delete_user(user, keep_day=DAY) == 1
+    assert (await ledger.usage(user, yesterday)).turns == 0
+    assert (await ledger.usage(user, DAY)).turns == 1
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path, backend) -> None:
     if backend == "firestore":

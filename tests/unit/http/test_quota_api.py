@@ -88,6 +88,21 @@ async def test_turns_past_the_daily_limit_get_429_with_retry_after_and_cost_noth
     assert other.status_code == 200
 
 
+async def test_erasing_the_account_does_not_reset_the_days_quota(make_client) -> None:
+    # DELETE /v1/me erases everything the user owns, but today's counters (counts, no content)
+    # stay: otherwise an erase would be a free reset of the daily quota.
+    client, _ = make_client(tiers={"free": {"turns_per_day": 1}})
+    assert of_type(_parts(await _chat(client, "first")), "finish")
+    assert (await _chat(client, "second")).status_code == 429
+    erased = await client.delete("/v1/me", headers=ALICE)
+    assert erased.status_code == 200 and erased.json()["deleted"]
+    assert (await client.get("/v1/sessions", headers=ALICE)).json()["sessions"] == []
+    refused = await _chat(client, "again", session="fresh")
+    assert refused.status_code == 429 and refused.json()["error"]["code"] == "quota_exceeded"
+    usage = (await client.get("/v1/me/usage", headers=ALICE)).json()
+    assert usage["used"]["turns_per_day"] == 1
+
+
 async def test_the_tier_comes_from_the_profile_and_json_replies_carry_the_429(make_client) -> None:
     tiers = {"free": {"turns_per_day": 0}, "plus": {"turns_per_day": 1, "tokens_per_day": 10}}
     client, runtime = make_client(tiers=tiers)
