@@ -1,4 +1,8 @@
-"""The usage ledger in Firestore: `users/{uid}/usage/{YYYY-MM-DD}` = {turns, tokens}.
+"""The usage ledger in Firestore: `usage/{uid}/days/{YYYY-MM-DD}` = {turns, tokens}.
+
+Outside `users/{uid}`, on purpose: erasing a user deletes that subtree recursively, and today's
+counters must outlive an erase (confidant/quota/gate.py, `QuotaGate.delete_user`), or an erase
+would reset the daily quota. Past days are deleted by this ledger's `delete_user`.
 
 Admission is one write, not a transaction: `Increment(1)` on the day's turns (and `Increment(0)`
 on its tokens) is applied atomically by the server, which returns the values after the write.
@@ -17,8 +21,8 @@ from google.cloud.firestore_v1 import Increment
 
 from confidant.ports import DailyUsage
 
-USERS = "users"
-USAGE = "usage"
+USAGE = "usage"  # usage/{uid}
+DAYS = "days"  # usage/{uid}/days/{YYYY-MM-DD}
 _TURNS, _TOKENS = "turns", "tokens"
 # The server returns transform results in field-path order (the client sorts the transforms).
 _TRANSFORM_ORDER = sorted((_TURNS, _TOKENS))
@@ -29,7 +33,10 @@ class FirestoreUsageLedger:
         self.client = client
 
     def _doc(self, user_id: str, day: str) -> firestore.AsyncDocumentReference:
-        return self.client.collection(USERS).document(user_id).collection(USAGE).document(day)
+        return self._days(user_id).document(day)
+
+    def _days(self, user_id: str) -> firestore.AsyncCollectionReference:
+        return self.client.collection(USAGE).document(user_id).collection(DAYS)
 
     async def admit(
         self, user_id: str, day: str, *, max_turns: int | None, max_tokens: int | None
@@ -59,10 +66,9 @@ class FirestoreUsageLedger:
         return DailyUsage(day=day, turns=data.get(_TURNS, 0), tokens=data.get(_TOKENS, 0))
 
     async def delete_user(self, user_id: str, *, keep_day: str | None = None) -> int:
-        usage = self.client.collection(USERS).document(user_id).collection(USAGE)
         removed = 0
         batch = self.client.batch()
-        async for ref in usage.list_documents():  # one document per day of use
+        async for ref in self._days(user_id).list_documents():  # one document per day of use
             if ref.id == keep_day:
                 continue
             batch.delete(ref)

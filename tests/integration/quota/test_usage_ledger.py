@@ -96,6 +96,31 @@ async def test_erasure_can_keep_one_days_counters(ledger) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
+async def test_erasing_the_users_stored_data_leaves_the_ledger_to_the_gate(
+    request, tmp_path, backend
+) -> None:
+    # DELETE /v1/me erases the session store's user (recursively, on Firestore) and then asks
+    # the gate, which keeps today's counters: they must not live inside the erased subtree.
+    if backend == "firestore":
+        request.getfixturevalue("firestore_emulator")
+        context = stores.firestore_store()
+    else:
+        context = stores.sqlite_store(tmp_path)
+    async with context as store:
+        ledger = (
+            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
+            if backend == "firestore"
+            else SqliteUsageLedger(str(tmp_path / "erase-usage.db"))
+        )
+        user = _user()
+        await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
+        await store.update_profile(user, [MergeOp(("account",), {"display_name": "x"})])
+        await store.delete_user(user)
+        assert (await ledger.usage(user, DAY)).turns == 1
+        await ledger.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path, backend) -> None:
     if backend == "firestore":
         request.getfixturevalue("firestore_emulator")
