@@ -17,7 +17,6 @@ declares (infra/modules/confidant/firestore.tf).
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -231,14 +230,13 @@ class FirestoreJobStore:
                 .order_by("created_at")
             )
             matching: list[tuple[Any, JobRecord]] = []
-            async with contextlib.aclosing(query.stream()) as snaps:
-                async for snap in snaps:
-                    job = job_from_document(snap.to_dict())
-                    if (kinds and job.kind not in kinds) or (job_ids and job.job_id not in job_ids):
-                        continue
-                    matching.append((snap.get("created_at"), job))
-                    if len(matching) >= limit:
-                        break
+            async for snap in query.stream():
+                job = job_from_document(snap.to_dict())
+                if (kinds and job.kind not in kinds) or (job_ids and job.job_id not in job_ids):
+                    continue
+                matching.append((snap.get("created_at"), job))
+                if len(matching) >= limit:
+                    break
             found.append(matching)
         merged = heapq.merge(*found, key=lambda pair: pair[0])
         return [job for _, job in merged][:limit]
