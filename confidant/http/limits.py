@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from agents.safety import CrisisDetector
 from confidant.errors import ConfidantError, TooManyRequestsError
 from confidant.quota.crisis import body_message, is_crisis
 from confidant.quota.rate import RateLimiter, client_ip
@@ -23,15 +24,17 @@ class RequestLimits:
     behind_google: bool
     hops: int
     max_body_bytes: int
+    crisis_detector: CrisisDetector  # the guard's own (one per process)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RequestLimits:
+    def from_settings(cls, settings: Settings, crisis_detector: CrisisDetector) -> RequestLimits:
         return cls(
             per_ip=RateLimiter(settings.rate_limit_ip_per_min, settings.rate_limit_ip_burst),
             per_user=RateLimiter(settings.rate_limit_user_per_min, settings.rate_limit_user_burst),
             behind_google=settings.k_service is not None,
             hops=settings.forwarded_hops,
             max_body_bytes=settings.max_body_bytes,
+            crisis_detector=crisis_detector,
         )
 
     async def check_ip(self, request: Request) -> None:
@@ -54,6 +57,6 @@ class RequestLimits:
                 body = await read_json(request, self.max_body_bytes)
             except ConfidantError:
                 body = None  # not a chat message: refused for the rate
-            if is_crisis(body_message(body)):
+            if is_crisis(self.crisis_detector, body_message(body)):
                 return
         raise TooManyRequestsError(f"{reason}; try again in {wait_s} s", retry_after_s=wait_s)
