@@ -151,13 +151,13 @@ async def before_run(deps: AgentDeps, turn: TurnContext) -> TurnPrelude:
     strategy = turn.options.get("mode")
     if strategy in roles.STRATEGY_MODES:
         route = {"mode": roles.DIRECT, "agent": roles.STRATEGY_MODES[strategy]}
-        return TurnPrelude(loaded={state_keys.ROUTE: route}, event_data=SpeakerReader())
+        turn.data_parts.watch(SpeakerReader())
+        return TurnPrelude(loaded={state_keys.ROUTE: route})
     if deps.crisis_detector.detect(turn.message).risky:
         # The crisis guard answers this turn (it asks the same detector); the message is not sent
         # to any model.
         route = {"mode": roles.RUNNER, "reason": "crisis guard"}
     else:
         route = await decide_route(model_for(deps, roles.ROUTER, turn), turn)
-    return TurnPrelude(
-        data={"route": route}, loaded={state_keys.ROUTE: route}, event_data=SpeakerReader()
-    )
+    turn.data_parts.watch(SpeakerReader())
+    return TurnPrelude(data={"route": route}, loaded={state_keys.ROUTE: route})
