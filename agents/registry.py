@@ -36,15 +36,18 @@ RouteReply = type[BaseModel] | str | Mapping[str, type[BaseModel] | None] | None
 
 @dataclass(frozen=True)
 class TurnPrelude:
-    """What an app's `before_run` hook decided for one turn, before its tree is built."""
+    """What an app's `before_run` hook decided for one turn, before its tree is built.
+
+    Parts announcing the run's events (e.g. `data-agent` when a specialist starts speaking) are
+    not part of the decision: the hook registers a reader with `turn.data_parts.watch`
+    (agents/data_parts.py).
+    """
 
     # Streamed as `data-{name}` parts right after `data-session`, and returned in the JSON
     # response under `name` (e.g. the relationship router's `route`).
     data: Mapping[str, Any] = field(default_factory=dict)
     # Merged into `TurnContext.loaded`, so the tree builder and instructions see it.
     loaded: Mapping[str, Any] = field(default_factory=dict)
-    # Parts announcing the run's events (e.g. `data-agent` when a specialist starts speaking):
-    # the hook registers a reader with `turn.data_parts.watch` (agents/data_parts.py).
 
 
 # Runs after the context is loaded and before anything is streamed (so it may raise a 4xx);

@@ -113,7 +113,7 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
-    # The app's data parts by name (before_run, event readers, tools): top-level JSON fields.
+    # The app's data parts by name (before_run's data, TurnContext.data_parts): top-level JSON.
     data: dict[str, Any] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
     # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
