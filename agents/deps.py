@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from google.adk.models import BaseLlm
 from google.adk.tools.base_toolset import BaseToolset
 
+from agents.data_parts import DataParts
 from agents.safety.classifier import CrisisClassifier
 from agents.safety.detector import CrisisDetector
 from confidant.agentconfig.config import McpServerConfig
@@ -58,29 +59,12 @@ class AgentDeps:
     taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
     # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
     crisis_classifier: CrisisClassifier | None = None
-    # The crisis guard's detector (CONFIDANT_CRISIS_MODEL picks lexicon + n-gram model or the
-    # lexicon alone); None = the lexicon alone.
-    crisis_detector: CrisisDetector | None = None
+    # The process's one crisis detector (CONFIDANT_CRISIS_MODEL picks lexicon + n-gram model or
+    # the lexicon alone): the guard plugin and the relationship router ask it, and the composition
+    # root hands the same one to the quota gate and the rate limits. Default: the lexicon alone.
+    crisis_detector: CrisisDetector = field(default_factory=CrisisDetector)
     protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
     mcp: ToolsetProvider | None = None  # MCP toolsets of the apps' agent configs (issue 12)
-
-
-class UiChannel:
-    """Custom UI data parts for the client that are not state changes (e.g. an invitation card).
-
-    A tool or tree builder calls `send("protocol-invitation", {...})`; the chat service streams
-    each as a `data-{name}` part right after the event during which it was sent.
-    """
-
-    def __init__(self) -> None:
-        self._pending: list[tuple[str, Any]] = []
-
-    def send(self, name: str, data: Any) -> None:
-        self._pending.append((name, data))
-
-    def drain(self) -> list[tuple[str, Any]]:
-        pending, self._pending = self._pending, []
-        return pending
 
 
 @dataclass(frozen=True)
@@ -97,4 +81,5 @@ class TurnContext:
     options: Mapping[str, Any] = field(default_factory=dict)
     # What the app's declared context sources loaded, by source name (see AppSpec.context).
     loaded: Mapping[str, Any] = field(default_factory=dict)
-    ui: UiChannel = field(default_factory=UiChannel)  # custom data parts for this turn
+    # The app's own data parts of this turn (agents/data_parts.py).
+    data_parts: DataParts = field(default_factory=DataParts)

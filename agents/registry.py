@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 from google.adk.agents import BaseAgent
 from google.adk.apps import App
-from google.adk.events import Event
 from google.adk.plugins import BasePlugin
 from pydantic import BaseModel
 
@@ -33,22 +32,22 @@ RouteHandler = Callable[..., Awaitable[Any]]
 # What a route answers with one status: a pydantic model (JSON), a media type (a raw body such as
 # "text/markdown"), `{media type: model or None}` (several), or None (no body, e.g. 204).
 RouteReply = type[BaseModel] | str | Mapping[str, type[BaseModel] | None] | None
-# Per event of a run: `{name: payload}` data parts to stream before the event's own parts.
-EventDataReader = Callable[[Event], Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True)
 class TurnPrelude:
-    """What an app's `before_run` hook decided for one turn, before its tree is built."""
+    """What an app's `before_run` hook decided for one turn, before its tree is built.
+
+    Parts announcing the run's events (e.g. `data-agent` when a specialist starts speaking) are
+    not part of the decision: the hook registers a reader with `turn.data_parts.watch`
+    (agents/data_parts.py).
+    """
 
     # Streamed as `data-{name}` parts right after `data-session`, and returned in the JSON
     # response under `name` (e.g. the relationship router's `route`).
     data: Mapping[str, Any] = field(default_factory=dict)
     # Merged into `TurnContext.loaded`, so the tree builder and instructions see it.
     loaded: Mapping[str, Any] = field(default_factory=dict)
-    # Extra data parts per ADK event (e.g. `agent` when a new specialist starts speaking); in
-    # the JSON response each name holds the list of its payloads.
-    event_data: EventDataReader | None = None
 
 
 # Runs after the context is loaded and before anything is streamed (so it may raise a 4xx);

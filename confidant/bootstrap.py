@@ -377,7 +377,10 @@ def _crisis_classifier(settings: Settings, model: BaseLlm) -> CrisisClassifier |
 
 
 def _crisis_detector(settings: Settings) -> CrisisDetector:
-    """The guard's detector: the lexicon, and the n-gram layer when the setting asks for it."""
+    """The process's one crisis detector: the lexicon, and the n-gram layer when the setting asks
+    for it. The guard, the relationship router (both through the deps), the quota gate and the
+    rate limits all ask this one, so none of them can refuse or route a message the guard would
+    answer as a crisis."""
     return CrisisDetector(model=load_model() if settings.crisis_model else None)
 
 
@@ -417,13 +420,14 @@ def build_runtime(
         tool_list_ttl_s=settings.mcp_tool_list_ttl_s,
         allow_stdio=settings.mcp_stdio_allowed,
     )
+    crisis_detector = _crisis_detector(settings)
     deps = AgentDeps(
         model=default_model,
         wisdom=_wisdom(settings, embedder),
         embedder=embedder,
         models=ModelCatalog(settings, default_model),
         crisis_classifier=_crisis_classifier(settings, default_model),
-        crisis_detector=_crisis_detector(settings),
+        crisis_detector=crisis_detector,
         protocol_timeout_s=settings.protocol_timeout_s,
         relationship=relationship,
         tasks=_tasks(settings),
@@ -474,7 +478,11 @@ def build_runtime(
         },
         memory=TurnMemoryService(store, embedder=embedder, search=job_store),
         quota=QuotaGate(
-            _usage_ledger(settings, store), store, settings.tiers, settings.default_tier
+            _usage_ledger(settings, store),
+            store,
+            settings.tiers,
+            settings.default_tier,
+            crisis_detector=crisis_detector,
         ),
         streams=StreamLogWriter(stream_log, stream_policy) if stream_log else None,
         turn_queue=_turn_queue(store),
@@ -492,7 +500,7 @@ def build_runtime(
         artifacts=artifacts,
         agent_configs=agent_configs,
         mcp=mcp,
-        limits=RequestLimits.from_settings(settings),
+        limits=RequestLimits.from_settings(settings, crisis_detector),
         resumer=StreamResumer(stream_log, store, stream_policy),
     )
 

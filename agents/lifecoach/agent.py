@@ -90,9 +90,9 @@ def build_lifecoach_root(deps: AgentDeps, turn: TurnContext) -> LlmAgent:
         runner = ProtocolRunner(
             draft, manifest.id, manifest.loaded_protocols, timeout_s=deps.protocol_timeout_s
         )
-        routing = ProtocolRouting(runner, turn.ui)
+        routing = ProtocolRouting(runner, turn.data_parts)
         routing.begin_turn(turn.options.get("protocol_action"))
-    env = ToolEnv(skill_id=manifest.id, draft=draft, ui=turn.ui, protocols=runner)
+    env = ToolEnv(skill_id=manifest.id, draft=draft, data_parts=turn.data_parts, protocols=runner)
     return LlmAgent(
         name=ROOT_AGENT_NAME,
         description=f"Core coach serving the {manifest.id} skill.",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from agents.deps import UiChannel
+from agents.data_parts import DataParts
 from agents.protocols.engine import ProtocolRunner, Status
 
 PROGRESS_PART = "protocol-progress"
@@ -20,9 +20,9 @@ ACTIONS = (START, LATER, CONTINUE, CANCEL)
 
 
 class ProtocolRouting:
-    def __init__(self, runner: ProtocolRunner, ui: UiChannel) -> None:
+    def __init__(self, runner: ProtocolRunner, data_parts: DataParts) -> None:
         self.runner = runner
-        self.ui = ui
+        self.data_parts = data_parts
         self.action_note = ""
 
     def begin_turn(self, action: Mapping[str, Any] | None) -> None:
@@ -32,7 +32,7 @@ class ProtocolRouting:
         else:
             runner.touch()
         if runner.status() in (Status.ACTIVE, Status.AWAITING_CONFIRMATION):
-            self.ui.send(PROGRESS_PART, runner.progress())
+            self.data_parts.send(PROGRESS_PART, runner.progress())
 
     def _apply(self, action: Mapping[str, Any]) -> None:
         kind = action.get("action")
@@ -48,7 +48,7 @@ class ProtocolRouting:
         elif kind == CANCEL:
             result = runner.cancel("the user pressed cancel")
             if result.get("status") == "ok":
-                self.ui.send(PROGRESS_PART, result.get("progress"))
+                self.data_parts.send(PROGRESS_PART, result.get("progress"))
             note = "The user cancelled the protocol."
         else:
             note = f"The user chose not to start {protocol_id} now; do not insist."

@@ -161,7 +161,7 @@ class ShowInvitationTool(_ProtocolTool):
             "reason": str(args.get("reason") or "")[:300],
             "actions": [dict(a) for a in DEFAULT_ACTIONS],
         }
-        self.env.ui.send(INVITATION_PART, card)
+        self.env.data_parts.send(INVITATION_PART, card)
         return {"status": "ok", "result": "shown", "invitation": card}
 
 
@@ -180,7 +180,7 @@ class AdvanceStepTool(_ProtocolTool):
         result = runner.advance(args.get("step_data"), args.get("step_summary"))
         if result.get("result") == "completed":
             state = runner.state() or {}
-            self.env.ui.send(
+            self.env.data_parts.send(
                 COMPLETED_PART,
                 {
                     "protocol_id": state.get("id"),

@@ -13,7 +13,6 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 
 from google.adk.events import Event
@@ -26,7 +25,6 @@ from agents.deps import AgentDeps, TurnContext
 from agents.registry import TurnPrelude
 from agents.relationship import roles, state_keys
 from agents.relationship.instructions import SUMMARY, render_router_instruction
-from agents.safety.detector import CrisisDetector
 from confidant.errors import BadRequestError
 
 logger = logging.getLogger(__name__)
@@ -147,23 +145,19 @@ class SpeakerReader:
         return {"agent": {"name": event.author}}
 
 
-@cache
-def _crisis_detector() -> CrisisDetector:
-    return CrisisDetector()  # reads its phrase lists once per process
-
-
 async def before_run(deps: AgentDeps, turn: TurnContext) -> TurnPrelude:
     """The relationship app's `AppSpec.before_run`: route the turn (or honour a strategy mode)."""
     check_model_choice(deps, turn)
     strategy = turn.options.get("mode")
     if strategy in roles.STRATEGY_MODES:
         route = {"mode": roles.DIRECT, "agent": roles.STRATEGY_MODES[strategy]}
-        return TurnPrelude(loaded={state_keys.ROUTE: route}, event_data=SpeakerReader())
-    if _crisis_detector().detect(turn.message).risky:
-        # The crisis guard answers this turn; the message is not sent to any model.
+        turn.data_parts.watch(SpeakerReader())
+        return TurnPrelude(loaded={state_keys.ROUTE: route})
+    if deps.crisis_detector.detect(turn.message).risky:
+        # The crisis guard answers this turn (it asks the same detector); the message is not sent
+        # to any model.
         route = {"mode": roles.RUNNER, "reason": "crisis guard"}
     else:
         route = await decide_route(model_for(deps, roles.ROUTER, turn), turn)
-    return TurnPrelude(
-        data={"route": route}, loaded={state_keys.ROUTE: route}, event_data=SpeakerReader()
-    )
+    turn.data_parts.watch(SpeakerReader())
+    return TurnPrelude(data={"route": route}, loaded={state_keys.ROUTE: route})

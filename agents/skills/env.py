@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agents.deps import UiChannel
+    from agents.data_parts import DataParts
     from agents.protocols.engine import ProtocolRunner
     from confidant.profiles.draft import ProfileDraft
 
@@ -17,5 +17,5 @@ class ToolEnv:
 
     skill_id: str
     draft: ProfileDraft
-    ui: UiChannel
+    data_parts: DataParts
     protocols: ProtocolRunner | None = None

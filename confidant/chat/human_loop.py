@@ -1,6 +1,9 @@
 """The chat service's two hooks for apps that pause for a human (AppSpec.human_loop).
 
-Kept in one module so a later, unified "tool emits a data part" mechanism can absorb it.
+The pause parts are not sent through `TurnContext.data_parts` (agents/data_parts.py, what an
+app emits while the run goes on): they say what the stored session waits for (calls of earlier
+turns too), so they are read from it after the commit, announced only once the paused run is
+safely stored, and listed as whole parts under `pauses` in a JSON response.
 
 * `resume_message`: before the run, the app turns the request (body options, message) into
   the function responses that resume a paused run; an answer that fits nothing pending is a

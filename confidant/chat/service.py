@@ -113,7 +113,7 @@ class TurnResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     progress: list[dict[str, Any]] = field(default_factory=list)
-    # The app's data parts by name (before_run, event readers, tools): top-level JSON fields.
+    # The app's data parts by name (before_run's data, TurnContext.data_parts): top-level JSON.
     data: dict[str, Any] = field(default_factory=dict)
     retries: list[dict[str, Any]] = field(default_factory=list)
     # Data parts of the calls the run waits on (human review), e.g. data-human-input-needed.
@@ -474,7 +474,8 @@ class PreparedTurn:
             self.result.retries.append(notice.model_dump())
             emit(data_part("retry", notice.model_dump(), transient=True))
 
-        for part in self._ui_parts():  # sent while the tree was built (e.g. a resumed protocol)
+        # Sent while the tree was built (e.g. a resumed protocol's progress).
+        for part in self._app_parts(self._context.data_parts.drain()):
             emit(part)
         limits, policy = turn_limits(self._context), service.policy
         run_config = RunConfig(
@@ -515,7 +516,11 @@ class PreparedTurn:
             await self._meter.charge()
 
     def _parts(self, item: Event, translator: EventTranslator) -> list[UIPart]:
-        parts = [*self._event_data(item), *translator.translate(item)]
+        # The app's parts announcing this event lead it (e.g. `data-agent` before its text).
+        parts = [
+            *self._app_parts(self._context.data_parts.leading(item)),
+            *translator.translate(item),
+        ]
         for part in parts:
             if part["type"] == "tool-input-available":
                 self.result.tool_calls.append({"name": part["toolName"], "args": part["input"]})
@@ -529,16 +534,7 @@ class PreparedTurn:
             if progress is not None:
                 self.result.progress.append(progress)
                 parts.append(data_part(PROTOCOL_PROGRESS, progress))
-        parts.extend(self._ui_parts())
-        return parts
-
-    def _event_data(self, item: Event) -> list[UIPart]:
-        reader = self._prelude.event_data
-        found = reader(item) if reader else None
-        parts: list[UIPart] = []
-        for name, payload in (found or {}).items():
-            self.result.data.setdefault(name, []).append(payload)
-            parts.append(data_part(name, payload))
+        parts.extend(self._app_parts(self._context.data_parts.drain()))
         return parts
 
     def _jobs(self, reply: str) -> list[JobRecord]:
@@ -571,10 +567,11 @@ class PreparedTurn:
             for kind in self._spec.job_kinds
         ]
 
-    def _ui_parts(self) -> list[UIPart]:
-        """The custom data parts tools sent through `TurnContext.ui` since the last event."""
+    def _app_parts(self, entries: list[tuple[str, Any]]) -> list[UIPart]:
+        """The app's data parts (`TurnContext.data_parts`) as stream parts, each also kept for
+        the JSON response: under `progress` for protocol progress, else a list under its name."""
         parts = []
-        for name, data in self._context.ui.drain():
+        for name, data in entries:
             if name == PROTOCOL_PROGRESS:
                 self.result.progress.append(data)
             else:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from agents.safety import CrisisDetector
 from confidant.errors import ConfidantError, TooManyRequestsError
 from confidant.quota.crisis import body_message, is_crisis
 from confidant.quota.rate import RateLimiter, client_ip
@@ -26,9 +27,10 @@ class RequestLimits:
     hops: int
     max_body_bytes: int
     max_message_chars: int
+    crisis_detector: CrisisDetector  # the guard's own (one per process)
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> RequestLimits:
+    def from_settings(cls, settings: Settings, crisis_detector: CrisisDetector) -> RequestLimits:
         return cls(
             per_ip=RateLimiter(settings.rate_limit_ip_per_min, settings.rate_limit_ip_burst),
             per_user=RateLimiter(settings.rate_limit_user_per_min, settings.rate_limit_user_burst),
@@ -36,6 +38,7 @@ class RequestLimits:
             hops=settings.forwarded_hops,
             max_body_bytes=settings.max_body_bytes,
             max_message_chars=settings.max_message_chars,
+            crisis_detector=crisis_detector,
         )
 
     async def check_ip(self, request: Request) -> None:
@@ -59,6 +62,6 @@ class RequestLimits:
             except ConfidantError:
                 body = None  # not a chat message: refused for the rate
             message = body_message(body).strip()
-            if len(message) <= self.max_message_chars and is_crisis(message):
+            if len(message) <= self.max_message_chars and is_crisis(self.crisis_detector, message):
                 return
         raise TooManyRequestsError(f"{reason}; try again in {wait_s} s", retry_after_s=wait_s)

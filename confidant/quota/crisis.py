@@ -1,26 +1,23 @@
 """The crisis check a refusal runs first: a crisis message is never refused by a quota or a limit.
 
-Only the deterministic lexicon detector (offline, about a millisecond) runs here: it is cheap
-enough to run on every message that would otherwise be refused. The optional model classifier
-is not asked (it is a model call, which a quota exists to bound); the guard plugin still runs
-both on every admitted turn.
+It asks the process's one crisis detector (the composition root builds it from the settings and
+hands the same one to the guard plugin, the quota gate, the rate limits and the relationship
+router), so a message the guard would answer as a crisis is never refused instead. The detector
+is offline and cheap (the lexicon, and the n-gram layer when `CONFIDANT_CRISIS_MODEL` is on):
+cheap enough to run on every message that would otherwise be refused. The optional model
+classifier is not asked (it is a model call, which a quota exists to bound); the guard plugin
+still runs it on every admitted turn.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from agents.safety import CrisisDetector
 
 
-@functools.cache
-def _detector() -> CrisisDetector:
-    return CrisisDetector()  # loads the lexicons once per process
-
-
-def is_crisis(text: str) -> bool:
-    return bool(text.strip()) and _detector().detect(text).risky
+def is_crisis(detector: CrisisDetector, text: str) -> bool:
+    return bool(text.strip()) and detector.detect(text).risky
 
 
 def body_message(body: Any) -> str:

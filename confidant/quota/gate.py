@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agents.safety import CrisisDetector
 from confidant.errors import QuotaExceededError
 from confidant.ports import DailyUsage, UsageLedger
 from confidant.profiles.store import ProfileStore
@@ -62,12 +63,14 @@ class QuotaGate:
         tiers: Mapping[str, TierLimits],
         default_tier: str,
         *,
+        crisis_detector: CrisisDetector,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.ledger = ledger
         self._profiles = profiles
         self._tiers = dict(tiers)
         self._default_tier = default_tier
+        self._crisis_detector = crisis_detector  # the guard's own (one per process)
         self._clock = clock
         self._tier_cache: OrderedDict[str, tuple[float, str]] = OrderedDict()
 
@@ -99,7 +102,7 @@ class QuotaGate:
         )
         if admitted:
             return Admission(user_id, day, tier, limits, usage)
-        if is_crisis(message):
+        if is_crisis(self._crisis_detector, message):
             logger.warning("a crisis message was admitted past the quota (tier %s)", tier)
             return Admission(user_id, day, tier, limits, usage, counted=False)
         raise self.exceeded(tier, limits, usage, now)

@@ -77,7 +77,10 @@ class Reply:
     function_calls: tuple[FunctionCall, ...] = ()
     chunks: int = 3  # streamed text is cut into this many SSE events
     finish_reason: str = "STOP"
-    delay_s: float = 0.0  # before the response starts (to exercise client timeouts)
+    delay_s: float = 0.0  # before the response starts
+    # Held until the next request arrives (a client that timed out and retried), at most
+    # HOLD_LIMIT_S: a client timeout is exercised without a sleep racing it.
+    held: bool = False
     chunk_delay_s: float = 0.0  # between SSE events
     # Streaming only: send this many events, then an in-stream error event (status `fail_status`).
     fail_after_chunks: int | None = None
@@ -112,6 +115,9 @@ class HttpError:
 Step = Reply | HttpError | str
 
 NOT_SCRIPTED = HttpError(400, "fake gemini: no scripted response for this call")
+# How long a held reply waits for the next request: far past any timeout a test sets, so a
+# client that never gives up gets the held reply (and its test fails) instead of hanging.
+HOLD_LIMIT_S = 30.0
 
 
 def text(value: str, *, chunks: int = 3, **options: Any) -> Reply:
@@ -264,6 +270,8 @@ class FakeGemini(FakeHttpServer[GeminiRequest, Step]):
             step = Reply(text=step)
         if isinstance(step, HttpError):
             return JSONResponse(step.body(), status_code=step.status)
+        if step.held:
+            await self._hold_until_next_request()
         if step.delay_s:
             await asyncio.sleep(step.delay_s)
         if recorded.stream:
@@ -275,6 +283,12 @@ class FakeGemini(FakeHttpServer[GeminiRequest, Step]):
                 recorded.model, parts, finish=step.finish_reason, usage=_usage(recorded, step)
             )
         )
+
+    async def _hold_until_next_request(self) -> None:
+        seen = len(self.requests)
+        deadline = asyncio.get_running_loop().time() + HOLD_LIMIT_S
+        while len(self.requests) == seen and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
 
     async def _stream(self, request: GeminiRequest, reply: Reply) -> AsyncIterator[bytes]:
         events: list[list[dict[str, Any]]] = []

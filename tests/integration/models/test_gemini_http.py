@@ -162,8 +162,11 @@ async def test_error_in_the_middle_of_a_stream_is_not_retried(
 
 
 async def test_request_timeout_is_transient(gemini: FakeGemini) -> None:
-    model = build_model(settings_for(gemini.base_url, model_timeout_s=0.3))
-    gemini.enqueue(Reply(text="too late", delay_s=2.0), text("on time"))
+    # The first reply is held until the client has given up and retried, so no sleep races the
+    # timeout; the timeout is also each attempt's whole budget, so it leaves the on-time reply
+    # (a local stream of three events) a wide margin on a loaded machine.
+    model = build_model(settings_for(gemini.base_url, model_timeout_s=2.0))
+    gemini.enqueue(Reply(text="too late", held=True), text("on time"))
     notices: list[RetryNotice] = []
     try:
         with retry_listener(notices.append):
@@ -173,6 +176,7 @@ async def test_request_timeout_is_transient(gemini: FakeGemini) -> None:
 
     assert turn.final_text == "on time"
     assert len(notices) == 1 and "Timeout" in notices[0].reason
+    assert len(gemini.requests) == 2
 
 
 async def test_refused_connection_is_transient() -> None:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from agents.safety import CrisisDetector
 from confidant.ports import UsageLedger
 from confidant.profiles.ops import MergeOp
 from confidant.quota.firestore_ledger import FirestoreUsageLedger
@@ -134,7 +135,7 @@ async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path
             else SqliteUsageLedger(str(tmp_path / "gate-usage.db"))
         )
         tiers = {"free": TierLimits(turns_per_day=1), "plus": TierLimits(turns_per_day=3)}
-        gate = QuotaGate(ledger, store, tiers, "free")
+        gate = QuotaGate(ledger, store, tiers, "free", crisis_detector=CrisisDetector())
         user = _user()
         await store.update_profile(user, [MergeOp(("account",), {"tier": "plus"})])
         admissions = await asyncio.gather(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.deps import UiChannel
+from agents.data_parts import DataParts
 from agents.lifecoach.agent import SKILLS
 from agents.protocols.engine import ProtocolRunner
 from agents.skills import ToolEnv, build_tools
@@ -29,7 +29,7 @@ class FakeToolContext:
 class Turn:
     draft: ProfileDraft
     runner: ProtocolRunner
-    ui: UiChannel
+    data_parts: DataParts
     tools: dict[str, Any]
     context: FakeToolContext
 
@@ -48,7 +48,7 @@ def turn(
     draft = ProfileDraft(stored, clock=clock)
     manifest = SKILLS[skill]
     runner = ProtocolRunner(draft, skill, manifest.loaded_protocols, timeout_s, clock)
-    ui = UiChannel()
-    env = ToolEnv(skill_id=skill, draft=draft, ui=ui, protocols=runner)
+    data_parts = DataParts()
+    env = ToolEnv(skill_id=skill, draft=draft, data_parts=data_parts, protocols=runner)
     tools = {tool.name: tool for tool in build_tools(manifest.tools, env)}
-    return Turn(draft, runner, ui, tools, FakeToolContext())
+    return Turn(draft, runner, data_parts, tools, FakeToolContext())

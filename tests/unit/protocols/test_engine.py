@@ -40,7 +40,7 @@ async def test_a_protocol_runs_step_by_step_to_a_stored_report() -> None:
     assert skill["current"] == {"focus": ["health", "launch"]}  # save_to: the result stays
     report = skill["reports"]["weekly_review"]["markdown"]
     assert report.startswith("# Weekly review") and "Monday 8am run" in report
-    [(name, card)] = t.ui.drain()
+    [(name, card)] = t.data_parts.drain()
     assert name == "protocol-completed" and card["protocol_id"] == "weekly_review"
     assert card["report_url"] == "/v1/me/reports/lifecoach/weekly_review"
 
@@ -102,7 +102,7 @@ async def test_cancel_clears_the_active_protocol() -> None:
 async def test_the_invitation_is_a_card_built_from_the_protocol_file() -> None:
     t = turn()
     result = await t.call("show_protocol_invitation", protocol_id="dankoe", reason="fits")
-    [(name, card)] = t.ui.drain()
+    [(name, card)] = t.data_parts.drain()
     assert name == "protocol-invitation"
     assert card["title"] == "One-day life reset" and card["total_steps"] == 6
     assert [a["value"] for a in card["actions"]] == ["start", "later"]
