@@ -112,6 +112,13 @@ class _Message:
     lexicons: tuple[LanguageLexicon, ...]
     candidates: dict[str, Candidates]  # per language: what may match, and where (RE2)
     _spans: dict[str, list[Match]] = field(default_factory=dict)
+    # The hold-back checks of a dense message ask the same questions of the same text again and
+    # again (each candidate looks at its clause and the two before): each answer is a function
+    # of the text asked about, so it is kept for the message's life.
+    _found_in: dict[tuple[str, str], bool] = field(default_factory=dict)
+    _negated_after: dict[str, bool] = field(default_factory=dict)
+    _subject_in: dict[tuple[str, bool], str | None] = field(default_factory=dict)
+    _clause_may: dict[tuple[str, str, str], bool] = field(default_factory=dict)
 
     @classmethod
     def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...]) -> _Message:
@@ -166,18 +173,39 @@ class _Message:
         if self._found(FIRST_PERSON, match.text):
             return "first"
         end = match.start
-        for clause in range(_SUBJECT_CLAUSES):
+        clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
+        for index in range(_SUBJECT_CLAUSES):
             start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
-            person = self._nearest_subject(self.view[start:end], pronouns_only=clause > 0)
+            before = self.view[start:end]
+            clause = self.view[start : len(self.view) if clause_end == -1 else clause_end]
+            person = self._nearest_subject(before, clause, pronouns_only=index > 0)
             if person is not None or start == 0:
                 return person
-            end = start - 1
+            end = clause_end = start - 1
         return None
 
-    def _nearest_subject(self, before: str, *, pronouns_only: bool) -> str | None:
+    def _nearest_subject(self, before: str, clause: str, *, pronouns_only: bool) -> str | None:
+        """The nearest person in `before`, a prefix of `clause` (asked once per text)."""
+        key = (before, pronouns_only)
+        if key not in self._subject_in:
+            self._subject_in[key] = self._find_nearest_subject(before, clause, pronouns_only)
+        return self._subject_in[key]
+
+    def _may_match_in(self, lexicon: LanguageLexicon, section: str, clause: str) -> bool:
+        """Whether a pattern of the section may match somewhere in `clause`, by RE2 (asked once
+        per clause). A pattern's over-approximation has no anchor or look-around, so where it
+        finds nothing in a clause it finds nothing in any part of it either."""
+        key = (lexicon.lang, section, clause)
+        if key not in self._clause_may:
+            self._clause_may[key] = bool(lexicon.sections[section].candidates(clause))
+        return self._clause_may[key]
+
+    def _find_nearest_subject(self, before: str, clause: str, pronouns_only: bool) -> str | None:
         nearest: tuple[int, str] | None = None
         for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
             for lexicon in self.lexicons:
+                if not self._may_match_in(lexicon, section, clause):
+                    continue
                 for found in lexicon.sections[section].finditer(before):
                     if pronouns_only and not _PRONOUN.fullmatch(found.group()):
                         continue
@@ -196,7 +224,14 @@ class _Message:
         return self._found(section, clause[:offset] + " " + clause[offset + len(match.text) :])
 
     def negated(self, match: Match) -> bool:
-        before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), self.clause_before(match.start))
+        before = self.clause_before(match.start)
+        if before not in self._negated_after:
+            self._negated_after[before] = self._negates(before)
+        return self._negated_after[before]
+
+    def _negates(self, before: str) -> bool:
+        """Whether a negation ends `before` (the start of a match's clause up to the match)."""
+        before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), before)
         last: re.Match[str] | None = None
         for lexicon in self.lexicons:
             for found in lexicon.sections[NEGATION].finditer(before):
@@ -212,7 +247,12 @@ class _Message:
         return len(gap.split()) <= _MAX_NEGATION_GAP_WORDS
 
     def _found(self, section: str, text: str) -> bool:
-        return any(lexicon.sections[section].search(text) for lexicon in self.lexicons)
+        key = (section, text)
+        if key not in self._found_in:
+            self._found_in[key] = any(
+                lexicon.sections[section].search(text) for lexicon in self.lexicons
+            )
+        return self._found_in[key]
 
 
 class CrisisDetector:
