@@ -118,7 +118,7 @@ class _Message:
     _found_in: dict[tuple[str, str], bool] = field(default_factory=dict)
     _negated_after: dict[str, bool] = field(default_factory=dict)
     _subject_in: dict[tuple[str, bool], str | None] = field(default_factory=dict)
-    _clause_may: dict[tuple[str, str, str], bool] = field(default_factory=dict)
+    _persons_in: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...]) -> _Message:
@@ -170,7 +170,7 @@ class _Message:
         """Who the match is about: "first", "third" or None. The nearest subject before it in
         its clause, else in the two clauses before (a subject carries over: "她老了，活够了");
         a person after a preposition is an object, not a subject ("给朋友发了…")."""
-        if self._found(FIRST_PERSON, match.text):
+        if self._person_in(FIRST_PERSON, match.text):
             return "first"
         end = match.start
         clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
@@ -191,28 +191,43 @@ class _Message:
             self._subject_in[key] = self._find_nearest_subject(before, clause, pronouns_only)
         return self._subject_in[key]
 
-    def _may_match_in(self, lexicon: LanguageLexicon, section: str, clause: str) -> bool:
-        """Whether a pattern of the section may match somewhere in `clause`, by RE2 (asked once
-        per clause). A pattern's over-approximation has no anchor or look-around, so where it
-        finds nothing in a clause it finds nothing in any part of it either."""
-        key = (lexicon.lang, section, clause)
-        if key not in self._clause_may:
-            self._clause_may[key] = bool(lexicon.sections[section].candidates(clause))
-        return self._clause_may[key]
+    def _persons(self, lexicon: LanguageLexicon, text: str) -> dict[str, list[int]]:
+        """Per section (negation, first and third person), the patterns that may match in
+        `text`, by one RE2 pass (asked once per text: a match's clause start is asked about by
+        the negation and the subject checks, an earlier clause by every match after it)."""
+        key = (lexicon.lang, text)
+        if key not in self._persons_in:
+            self._persons_in[key] = lexicon.persons.candidates(text)
+        return self._persons_in[key]
+
+    def _person_matches(self, section: str, text: str) -> Iterator[re.Match[str]]:
+        """`Section.finditer` of each language's section over `text`, the same matches in the
+        same order, with the RE2 pass shared by the sections and kept."""
+        for lexicon in self.lexicons:
+            patterns = lexicon.sections[section].patterns
+            for index in self._persons(lexicon, text).get(section, ()):
+                yield from patterns[index].regex.finditer(text)
+
+    def _person_in(self, section: str, text: str) -> bool:
+        """`_found` for the sections of `LanguageLexicon.persons`."""
+        return next(self._person_matches(section, text), None) is not None
 
     def _find_nearest_subject(self, before: str, clause: str, pronouns_only: bool) -> str | None:
+        # A pattern's over-approximation has no anchor or look-around: where RE2 finds no
+        # person in the whole clause (asked once per clause), it finds none in its start.
+        if before != clause and not any(
+            self._persons(lexicon, clause).keys() - {NEGATION} for lexicon in self.lexicons
+        ):
+            return None
         nearest: tuple[int, str] | None = None
         for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
-            for lexicon in self.lexicons:
-                if not self._may_match_in(lexicon, section, clause):
+            for found in self._person_matches(section, before):
+                if pronouns_only and not _PRONOUN.fullmatch(found.group()):
                     continue
-                for found in lexicon.sections[section].finditer(before):
-                    if pronouns_only and not _PRONOUN.fullmatch(found.group()):
-                        continue
-                    if person == "third" and _PREPOSITION.search(before[: found.start()]):
-                        continue
-                    if nearest is None or found.end() > nearest[0]:
-                        nearest = (found.end(), person)
+                if person == "third" and _PREPOSITION.search(before[: found.start()]):
+                    continue
+                if nearest is None or found.end() > nearest[0]:
+                    nearest = (found.end(), person)
         return nearest[1] if nearest else None
 
     def in_clause(self, match: Match, section: str) -> bool:
@@ -233,10 +248,9 @@ class _Message:
         """Whether a negation ends `before` (the start of a match's clause up to the match)."""
         before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), before)
         last: re.Match[str] | None = None
-        for lexicon in self.lexicons:
-            for found in lexicon.sections[NEGATION].finditer(before):
-                if last is None or found.end() > last.end():
-                    last = found
+        for found in self._person_matches(NEGATION, before):
+            if last is None or found.end() > last.end():
+                last = found
         if last is None:
             return False
         gap = before[last.end() :]
