@@ -74,7 +74,6 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
 _REGION_CLAUSES = 5
 _CHECK_WHOLE_CHARS = 400
-_NOT_MARK = re.compile(rf"[^{re.escape(CLAUSE_MARK)}]")
 _SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
@@ -377,10 +376,16 @@ def _around(view: str, starts: list[int], marks: list[int]) -> str:
     pieces: list[str] = []
     done = 0
     for start, end in regions:
-        pieces += [_NOT_MARK.sub(" ", view[done:start]), view[start:end]]
+        pieces += [_blank(view[done:start]), view[start:end]]
         done = end
-    pieces.append(_NOT_MARK.sub(" ", view[done:]))
+    pieces.append(_blank(view[done:]))
     return "".join(pieces)
+
+
+def _blank(text: str) -> str:
+    """Every character but the clause marks as a space (string methods: a regular expression
+    replacing each character costs 0.1 ms on 2,000 characters)."""
+    return CLAUSE_MARK.join(" " * len(clause) for clause in text.split(CLAUSE_MARK))
 
 
 class _Cover:
