@@ -192,6 +192,28 @@ class Section:
         return None
 
 
+class SectionSet:
+    """Several sections' patterns in one RE2 set: one pass over a short text says, per section,
+    which patterns may match in it (the hold-back checks ask this of many clauses)."""
+
+    def __init__(self, sections: dict[str, Section], names: tuple[str, ...]) -> None:
+        self._ids = [
+            (name, index) for name in names for index in range(len(sections[name].patterns))
+        ]
+        self._set = _re2_set([pattern for name in names for pattern in sections[name].patterns])
+
+    def candidates(self, text: str) -> dict[str, list[int]]:
+        """Per section, the indexes of the patterns that may match in `text`, ascending (the
+        same as each section's own `Section.candidates`)."""
+        found: dict[str, list[int]] = {}
+        if self._set is None or not text:
+            return found
+        for number in sorted(self._set.Match(text) or ()):
+            section, index = self._ids[number]
+            found.setdefault(section, []).append(index)
+        return found
+
+
 _WIDE_WINDOW = 3  # a pattern with a wildcard may reach two clauses either side
 _MARK = re.compile(re.escape(CLAUSE_MARK))
 _BYTE_MARK = re.compile(re.escape(CLAUSE_MARK.encode()))
@@ -358,6 +380,7 @@ class LanguageLexicon:
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
     matcher: ViewMatcher  # every section's patterns, for whole messages
+    persons: SectionSet  # negation, first and third person: for the text before each match
 
 
 def _expand(pattern: str, defines: dict[str, str]) -> str:
@@ -436,7 +459,8 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
             [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
         )
     sizes = {name: len(p) for name, p in raw.items()}
-    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections))
+    persons = SectionSet(sections, (NEGATION, FIRST_PERSON, THIRD_PERSON))
+    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections), persons)
 
 
 @cache

@@ -14,8 +14,10 @@ import pytest
 import re2
 
 from agents.safety import CrisisDetector, load_lexicons
+from agents.safety import detector as detector_module
 from agents.safety import normalise as normalise_module
 from agents.safety.detector import _Message
+from agents.safety.lexicon import FIRST_PERSON, THIRD_PERSON
 from agents.safety.normalise import CLAUSE_MARK, normalise
 
 DEV_SET = Path(__file__).resolve().parents[2] / "data" / "crisis_dev_set.jsonl"
@@ -62,6 +64,76 @@ def test_detections_equal_running_every_pattern_everywhere(
         != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
     ]
     assert differ == []
+
+
+def _long_messages(texts: list[str], count: int) -> list[str]:
+    """Messages of 2 to 40 cases of the set, joined by clause ends, spaces or contrasts: many
+    candidates, subjects and negations per message, sharing clauses."""
+    rng = random.Random(7)
+    joiners = [". ", "。", " ", "，", "\n", " but ", "但是", "! "]
+    return [
+        rng.choice(joiners).join(rng.choice(texts) for _ in range(rng.randint(2, 40)))
+        for _ in range(count)
+    ]
+
+
+def _per_match_search(self: _Message, section: str, text: str) -> Iterator[re.Match[str]]:
+    """The reference hold-back search: each section's own RE2 set on each text, nothing kept."""
+    for lexicon in self.lexicons:
+        yield from lexicon.sections[section].finditer(text)
+
+
+def _per_match_nearest_subject(
+    self: _Message, before: str, clause: str, *, pronouns_only: bool
+) -> str | None:
+    nearest: tuple[int, str] | None = None
+    for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
+        for found in _per_match_search(self, section, before):
+            if pronouns_only and not detector_module._PRONOUN.fullmatch(found.group()):
+                continue
+            if person == "third" and detector_module._PREPOSITION.search(before[: found.start()]):
+                continue
+            if nearest is None or found.end() > nearest[0]:
+                nearest = (found.end(), person)
+    return nearest[1] if nearest else None
+
+
+def _per_match_negated(self: _Message, match: detector_module.Match) -> bool:
+    return self._negates(self.clause_before(match.start))
+
+
+def test_hold_back_answers_kept_per_message_equal_asking_per_match(
+    texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hold-back checks share one RE2 pass per text, keep their answers for the message and
+    skip a clause where no person may match: the same detections as asking each section anew for
+    every match, on the set and on long messages built from it."""
+    messages = [*texts, *_long_messages(texts, 400)]
+    detector = CrisisDetector()
+    fast = [detector.detect(text) for text in messages]
+    monkeypatch.setattr(_Message, "_nearest_subject", _per_match_nearest_subject)
+    monkeypatch.setattr(_Message, "negated", _per_match_negated)
+    monkeypatch.setattr(
+        _Message,
+        "_person_matches",
+        lambda self, section, text: _per_match_search(self, section, text),
+    )
+    monkeypatch.setattr(
+        _Message,
+        "_found",
+        lambda self, section, text: any(
+            lexicon.sections[section].search(text) for lexicon in self.lexicons
+        ),
+    )
+    reference = [detector.detect(text) for text in messages]
+    differ = [
+        index
+        for index, (ours, theirs) in enumerate(zip(fast, reference, strict=True))
+        if (ours.risky, ours.signals, ours.matches, ours.held_back)
+        != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
+    ]
+    assert differ == []
+    assert sum(len(detection.held_back) for detection in fast) > len(messages)
 
 
 def _plain_normalise(text: str) -> str:
