@@ -319,7 +319,11 @@ class CrisisDetector:
             if not benign.covers(death) and message.in_clause(death, DESIRE):
                 candidates.append(Match(IDEATION, death.start, death.end, death.text))
         means = message.spans(MEANS)
-        if means and (message.has(ACCESS) or message.has(INTENT)):
+        # "I'm not going to jump" shows no intent: only access or intent said without a
+        # negation counts.
+        if means and any(
+            not message.negated(found) for part in (ACCESS, INTENT) for found in message.spans(part)
+        ):
             first = means[0]
             candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
         if not candidates:

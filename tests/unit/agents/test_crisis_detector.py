@@ -210,3 +210,63 @@ def test_normalise_locale() -> None:
     assert normalise_locale("EN_us") == "en"
     assert normalise_locale("de") is None
     assert normalise_locale(3) is None
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # A drastic phrase over a small annoyance, said as a condition or a countdown.
+        "if I have to read one more status email I'm going to jump off the balcony",
+        "one more typo and I'm driving into the lake lol",
+        "the printer makes me want to throw myself out the window",
+        "被这个ddl折磨死了",
+        "爬完山腿软得像要死了一样",
+        # Recovery told in the past with a good present.
+        "Back in college I tried to kill myself. Now I teach and I'm proud of my life",
+        "Four years clean from self harm this week",
+        "大学的时候想过死，后来慢慢走出来了，现在很好",
+        # Someone else's words, and the speaker asks how to answer them.
+        "how should a teacher respond when a student says she wants to die",
+        "学生跟我说想死，我该怎么回应",
+        "心理课上讨论怎么帮助有自杀念头的人",
+        # Everyday questions about medicine and poison.
+        "how many ibuprofen can I take in 24 hours, the box says three",
+        "where do I put the rat poison so the kids can't reach it",
+        "感冒药和布洛芬能一起吃吗",
+        # A negated intent is no intent for a means word.
+        "I'm not going to jump, I just like the view from the bridge",
+        # Not a person who died.
+        "我的梦想早就死了，现在只想好好上班",
+        "the joke was beating a dead horse by the third time",
+    ],
+)
+def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
+    assert not detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # The annoyance families never hold back the strongest words.
+        "if my boss emails me one more time I'm going to kill myself",
+        # Recovery that has come back is current risk.
+        "Two years ago I was suicidal, now I'm doing better but lately it's back again",
+        # New recall families: hoping for an accident, peace with not being here.
+        "I keep hoping I get into an accident on the way to work",
+        "I've made peace with not being around much longer",
+        "disappointed that I woke up again",
+        # Means put where it is reachable, and a method question.
+        "I put the blade in my pocket before class",
+        "which is quicker, pills or jumping",
+        # Farewell arrangements.
+        "make sure my brother gets my guitar",
+        "after I'm gone please feed my cat",
+        "日子已经定了，就在周五",
+        "希望自己出个车祸，这样就不用醒来了",
+        "我死了她就能重新开始",
+        "夏天也要藏伤疤",
+        "xiang si",
+    ],
+)
+def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
+    assert detector.detect(message).risky

@@ -29,10 +29,13 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (80, 107, 7, 105), "model": (94, 107, 8, 105)},
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (82, 107, 4, 105), "model": (95, 107, 5, 105)},
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (92, 103, 7, 101)},
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (86, 128, 9, 128), "model": (113, 128, 9, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (92, 128, 11, 128), "model": (111, 128, 13, 128)},
+    # Session 7's lexicon measured 93 and 99 caught (lexicon), 115 and 112 (model), but one
+    # more false alarm per language (10, 12; model en 10): those ceilings were left as they
+    # were, for the lead to decide (docs/safety.md).
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (93, 128, 9, 128), "model": (115, 128, 9, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 11, 128), "model": (112, 128, 13, 128)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
