@@ -20,7 +20,7 @@ from agents.safety import CrisisDetector
 from agents.safety.detector import MODEL
 from agents.safety.ngram import load_model
 from agents.safety.normalise import normalise
-from agents.safety.train_ngram import SELECTION_SETS, TRAINING_SETS, unseen_cases
+from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS, unseen_cases
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl")
@@ -29,10 +29,10 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (80, 107, 7, 105), "model": (94, 107, 8, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (92, 103, 7, 101)},
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (86, 128, 9, 128), "model": (113, 128, 9, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (92, 128, 11, 128), "model": (111, 128, 13, 128)},
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (80, 107, 7, 105), "model": (98, 107, 8, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (91, 103, 7, 101)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (86, 128, 9, 128), "model": (116, 128, 9, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (92, 128, 11, 128), "model": (112, 128, 11, 128)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -77,7 +77,7 @@ def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> 
     # The training sets hold a few phrasings that a held-out set also has (once normalised):
     # training drops every case whose view is a held-out case's.
     views = {normalise(case["text"]) for case in _held_out(name)}
-    for sets in (TRAINING_SETS, SELECTION_SETS):
+    for sets in (TRAINING_SETS, ORDINARY_SETS, SELECTION_SETS):
         cases, _ = unseen_cases(DATA, sets)
         assert views.isdisjoint(normalise(case["text"]) for case in cases)
 
