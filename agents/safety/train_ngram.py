@@ -7,9 +7,8 @@ written for the model (`crisis_train_en.jsonl`, `crisis_train_zh.jsonl`), and ev
 construction of `data/crisis_frames.json`; never a held-out set, which only measures.
 Logistic regression by stochastic gradient descent with per-feature step sizes (AdaGrad), L2,
 classes balanced per language, a seeded shuffle: the same data gives the same weights. The
-number of epochs is chosen by early stopping: every tenth written case is set aside, the model
-is trained until the balanced log-loss on those stops improving, and then trained again on
-everything for that many epochs.
+number of epochs (EPOCHS) was chosen by 5-fold cross-validation over the written cases
+(`--cv 5` prints recall and false alarms at the threshold rule below).
 
 The threshold is chosen per language on data the model has not seen, the selection sets
 (`crisis_selection.jsonl`, `crisis_select_en.jsonl`, `crisis_select_zh.jsonl`): the lowest one
@@ -26,6 +25,7 @@ import json
 import math
 import random
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from agents.safety.detector import CrisisDetector
@@ -38,7 +38,12 @@ TRAINING_SETS = (
     "crisis_tuning.jsonl",
     "crisis_train_en.jsonl",
     "crisis_train_zh.jsonl",
+    "crisis_train3_en.jsonl",
+    "crisis_train3_zh.jsonl",
 )
+# Ordinary messages to a coach (session 7, no risk, no look-alikes): every other one is trained
+# on (ORDINARY_REPEATS times), the rest chooses the threshold with the ordinary budget.
+ORDINARY_SETS = ("crisis_ordinary_en.jsonl", "crisis_ordinary_zh.jsonl")
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
 # Measure only. Read here for one thing: a training or selection case that normalises to the
@@ -60,7 +65,11 @@ VALIDATION_EVERY = 10  # every tenth written case validates the epoch count
 LEARNING_RATE = 0.1
 L2 = 1e-5
 FALSE_ALARM_BUDGET = 0.02  # what the model may add, per language, on unseen look-alikes
-MIN_WEIGHT = 0.005  # smaller weights are dropped from the shipped file
+ORDINARY_BUDGET = 0.01  # what it may fire on, per language, in unseen ordinary coaching text
+MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fewer lookups)
+# Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
+# picks, caught 2.5 points fewer risky zh cases than 8; 15 was no better).
+EPOCHS = 8
 
 Example = tuple[list[str], bool, str]  # n-grams, risky, language
 
@@ -194,44 +203,60 @@ def train(data: list[Example], epochs: int) -> NgramModel:
     return trainer.model()
 
 
-def choose_thresholds(model: NgramModel, selection: list[dict]) -> dict[str, float]:
-    """Per language, the lowest logit threshold at which the model adds at most the budget of
-    false alarms both on the selection sets' benign look-alikes and on ordinary coaching text
-    (the wisdom corpus's passages); the lexicon runs first."""
-    groups = [
-        [case["text"] for case in selection if not case["risky"]],
-        [passage["text"] for passage in read_cases(ORDINARY_TEXT.parent, ORDINARY_TEXT.name)]
-        + ordinary_selection(),
-    ]
-    chosen = [_lowest_thresholds(model, texts) for texts in groups]
+@dataclass(frozen=True)
+class Silent:
+    """A message the lexicon lets through: its view and the spans it held back."""
+
+    view: str
+    held: tuple[tuple[int, int], ...]
+
+
+def lexicon_pass(texts: list[str]) -> list[tuple[str, Silent | None]]:
+    """Each text's language and, when the lexicon does not fire, what the model will see (the
+    lexicon does not change with the model, so this is done once per text)."""
+    lexicon = CrisisDetector()
+    passed = []
+    for text in texts:
+        detection = lexicon.detect(text)
+        held = tuple((match.start, match.end) for match, _ in detection.held_back)
+        silent = None if detection.risky else Silent(detection.view, held)
+        passed.append((language(detection.view), silent))
+    return passed
+
+
+def model_logit(model: NgramModel, silent: Silent | None) -> float:
+    """The logit of the model's riskiest window (before the threshold shift), or -inf where the
+    lexicon fired or held back something in that window (the model never overrules it)."""
+    if silent is None:
+        return -math.inf
+    window = model.riskiest(silent.view)
+    if any(start < window.end and window.start < end for start, end in silent.held):
+        return -math.inf
+    return _logit(window.probability)
+
+
+def choose_thresholds(
+    model: NgramModel, groups: list[tuple[list[tuple[str, Silent | None]], float]]
+) -> dict[str, float]:
+    """Per language, the lowest logit threshold at which the model fires on at most each
+    group's budget of its benign texts (look-alikes: 2%, ordinary text: 1%); the strictest
+    group wins."""
+    chosen = [_lowest_thresholds(model, passed, budget) for passed, budget in groups]
     return {lang: max(thresholds[lang] for thresholds in chosen) for lang in LANGS}
 
 
-def _lowest_thresholds(model: NgramModel, benign_texts: list[str]) -> dict[str, float]:
-    lexicon = CrisisDetector()
+def _lowest_thresholds(
+    model: NgramModel, passed: list[tuple[str, Silent | None]], budget: float
+) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    benign: Counter[str] = Counter()
-    for text in benign_texts:
-        detection = lexicon.detect(text)
-        benign[language(detection.view)] += 1
-        if detection.risky:
-            continue
-        window = model.riskiest(detection.view)
-        if any(s < window.end and window.start < e for (_, s, e) in _held(detection)):
-            continue  # the model never overrules what the lexicon held back
-        logits[language(detection.view[window.start : window.end])].append(
-            _logit(window.probability)
-        )
+    for lang, silent in passed:
+        logits[lang].append(model_logit(model, silent))
     thresholds = {}
     for lang in LANGS:
         ranked = sorted(logits[lang], reverse=True)
-        allowed = int(FALSE_ALARM_BUDGET * benign[lang])
+        allowed = int(budget * len(ranked))
         thresholds[lang] = ranked[allowed] + 1e-6 if allowed < len(ranked) else -math.inf
     return thresholds
-
-
-def _held(detection) -> list[tuple[str, int, int]]:  # type: ignore[no-untyped-def]
-    return [(why, match.start, match.end) for match, why in detection.held_back]
 
 
 def _logit(probability: float) -> float:
@@ -294,30 +319,127 @@ def _fingerprint(data: Path, name: str) -> str:
     return f"{name} ({len(read_cases(data, name))} cases, sha256 {digest})"
 
 
+def ordinary_cases(data: Path) -> tuple[list[dict], list[str]]:
+    """The ordinary messages of ORDINARY_SETS: every other one to train on, the rest (texts)
+    for the threshold."""
+    cases, _ = unseen_cases(data, ORDINARY_SETS)
+    by_lang = [[case for case in cases if case["lang"] == lang] for lang in LANGS]
+    trained = [case for group in by_lang for case in group[::2]]
+    kept = [case["text"] for group in by_lang for case in group[1::2]]
+    return trained, kept
+
+
+def ordinary_threshold_texts(data: Path) -> list[str]:
+    """Ordinary coaching text never trained on: the wisdom corpus's passages, the frames
+    file's and the ordinary sets' messages not trained on."""
+    corpus = [passage["text"] for passage in read_cases(ORDINARY_TEXT.parent, ORDINARY_TEXT.name)]
+    return corpus + ordinary_selection() + ordinary_cases(data)[1]
+
+
+def threshold_groups(
+    selection: list[dict], ordinary: list[str]
+) -> list[tuple[list[tuple[str, Silent | None]], float]]:
+    look_alikes = [case["text"] for case in selection if not case["risky"]]
+    return [
+        (lexicon_pass(look_alikes), FALSE_ALARM_BUDGET),
+        (lexicon_pass(ordinary), ORDINARY_BUDGET),
+    ]
+
+
+def fired_counts(
+    model: NgramModel, thresholds: dict[str, float], passed: list[tuple[str, Silent | None]]
+) -> Counter[str]:
+    """Per language, how many texts the whole detector fires on at those thresholds."""
+    fired: Counter[str] = Counter()
+    for lang, silent in passed:
+        fired[lang] += silent is None or model_logit(model, silent) >= thresholds[lang]
+    return fired
+
+
+def cross_validate(data: Path, folds: int) -> None:
+    """k-fold cross-validation over the written training cases (the frames and the trained
+    ordinary messages are always trained on): each fold's model is thresholded by the rule
+    above on the selection sets and the held-back ordinary text, and then measured on its
+    fold. Prints recall and false alarms of the whole detector (the development set, which
+    the lexicon was tuned to catch entirely, apart) and how often it fires on ordinary text."""
+    training, _ = unseen_cases(data, TRAINING_SETS)
+    selection, _ = unseen_cases(data, SELECTION_SETS)
+    ordinary_trained, _ = ordinary_cases(data)
+    always = examples(frame_cases() + ordinary_trained * ORDINARY_REPEATS)
+    groups = threshold_groups(selection, ordinary_threshold_texts(data))
+    ordinary_passed = groups[1][0]
+    passed = lexicon_pass([case["text"] for case in training])
+    written = examples(training)
+    epochs = EPOCHS
+    dev = {case["text"] for case in read_cases(data, "crisis_dev_set.jsonl")}
+    totals: Counter[tuple[str, str]] = Counter()
+    for fold in range(folds):
+        model = train([c for i, c in enumerate(written) if i % folds != fold] + always, epochs)
+        thresholds = choose_thresholds(model, groups)
+        for lang, n in fired_counts(model, thresholds, ordinary_passed).items():
+            totals[lang, "ordinary fired"] += n
+        for index in range(fold, len(training), folds):
+            case = training[index]
+            if case["text"] in dev:
+                continue
+            lang, silent = passed[index]
+            kind = "risky" if case["risky"] else "benign"
+            totals[lang, kind] += 1
+            totals[lang, f"{kind} lexicon"] += silent is None
+            totals[lang, f"{kind} fired"] += (
+                silent is None or model_logit(model, silent) >= thresholds[lang]
+            )
+    ordinary_total = Counter(lang for lang, _ in ordinary_passed)
+    print(f"{folds}-fold cross-validation, {epochs} epochs, written cases outside the dev set:")
+    for lang in LANGS:
+        print(
+            f"  {lang} recall lexicon {totals[lang, 'risky lexicon']}/{totals[lang, 'risky']}, "
+            f"with model {totals[lang, 'risky fired']}/{totals[lang, 'risky']}; false alarms "
+            f"lexicon {totals[lang, 'benign lexicon']}/{totals[lang, 'benign']}, with model "
+            f"{totals[lang, 'benign fired']}/{totals[lang, 'benign']}; ordinary text fired "
+            f"{totals[lang, 'ordinary fired']}/{folds * ordinary_total[lang]} (threshold text)"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=DATA_DIR / MODEL_FILE)
     parser.add_argument("--data", type=Path, default=DATA, help="where the sets are")
+    parser.add_argument("--cv", type=int, default=0, help="cross-validate over k folds first")
     args = parser.parse_args()
+    if args.cv:
+        cross_validate(args.data, args.cv)
     training, dropped = unseen_cases(args.data, TRAINING_SETS)
     written = examples(training)
-    frames = examples(frame_cases())
-    epochs = choose_epochs(written, frames)
+    ordinary_trained, ordinary_kept = ordinary_cases(args.data)
+    frames = examples(frame_cases() + ordinary_trained * ORDINARY_REPEATS)
+    epochs = EPOCHS
     model = train(written + frames, epochs)
     selection, dropped_selection = unseen_cases(args.data, SELECTION_SETS)
-    thresholds = choose_thresholds(model, selection)
+    ordinary = ordinary_threshold_texts(args.data)
+    groups = threshold_groups(selection, ordinary)
+    thresholds = choose_thresholds(model, groups)
+    ordinary_fired = fired_counts(model, thresholds, groups[1][0])
     model = at_thresholds(model, thresholds)
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
-    for name in TRAINING_SETS + SELECTION_SETS:
+    for name in TRAINING_SETS + ORDINARY_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))
     print(
         f"dropped as duplicates of held-out cases: {dropped} training, "
         f"{dropped_selection} selection cases"
     )
     print(
-        f"{len(written)} written cases and {len(frames)} frames, {epochs} epochs (early "
-        f"stopping), {len(model.weights)} weights -> {args.out.name}; logit thresholds "
+        f"{len(written)} written cases, {len(frames)} frame and ordinary rows "
+        f"({len(ordinary_trained)} ordinary messages x{ORDINARY_REPEATS}), {epochs} epochs, "
+        f"{len(model.weights)} weights -> {args.out.name}; logit thresholds "
         + ", ".join(f"{lang} {value:.3f}" for lang, value in thresholds.items())
+    )
+    ordinary_total = Counter(lang for lang, _ in groups[1][0])
+    print(
+        "ordinary text kept for the threshold ("
+        f"{len(ordinary_kept)} ordinary-set messages, the frames' other half, the wisdom "
+        "corpus), the whole detector fires on: "
+        + ", ".join(f"{lang} {ordinary_fired[lang]}/{ordinary_total[lang]}" for lang in LANGS)
     )
     print("selection sets, the whole detector:\n" + selection_report(model, selection))
 
