@@ -48,7 +48,7 @@ ORDINARY_SETS = ("crisis_ordinary_en.jsonl", "crisis_ordinary_zh.jsonl")
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
 # Measure only. Read here for one thing: a training or selection case that normalises to the
 # same text as a held-out case is dropped, so the held-out figures stay unseen ones.
-HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl")
+HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl", "crisis_heldout3.jsonl")
 FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
 # ordinary messages of the frames file that are not trained on.
