@@ -277,8 +277,8 @@ class CrisisDetector:
         model: NgramModel | None = None,
     ) -> None:
         """`model`: the optional n-gram layer (`load_model()` for the repository's weights;
-        CONFIDANT_CRISIS_MODEL, on by default: on the held-out sets it adds 10-28 points of recall
-        for at most one false alarm per language; docs/safety.md has the figures)."""
+        CONFIDANT_CRISIS_MODEL). Off by default: with it, false alarms on unseen look-alikes stay
+        over the 2% budget (docs/safety.md has the held-out figures)."""
         self._lexicons = lexicons or load_lexicons()
         self._model = model
 
