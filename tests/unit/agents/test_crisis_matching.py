@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import re2
 
-from agents.safety import CrisisDetector, load_lexicons
+from agents.safety import CrisisDetector, Detection, load_lexicons
 from agents.safety import detector as detector_module
 from agents.safety import normalise as normalise_module
 from agents.safety.detector import _Message
@@ -50,6 +50,16 @@ def _every_pattern_everywhere(self: _Message, section: str) -> Iterator[re.Match
             yield from pattern.regex.finditer(self.view)
 
 
+def _differing(fast: list[Detection], reference: list[Detection]) -> list[int]:
+    """Indexes where two runs disagree on verdict, signals, spans or held-back reasons."""
+    return [
+        index
+        for index, (ours, theirs) in enumerate(zip(fast, reference, strict=True))
+        if (ours.risky, ours.signals, ours.matches, ours.held_back)
+        != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
+    ]
+
+
 def test_detections_equal_running_every_pattern_everywhere(
     texts: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -57,13 +67,7 @@ def test_detections_equal_running_every_pattern_everywhere(
     fast = [detector.detect(text) for text in texts]
     monkeypatch.setattr(_Message, "_matches", _every_pattern_everywhere)
     reference = [detector.detect(text) for text in texts]
-    differ = [
-        index
-        for index, (ours, theirs) in enumerate(zip(fast, reference, strict=True))
-        if (ours.risky, ours.signals, ours.matches, ours.held_back)
-        != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
-    ]
-    assert differ == []
+    assert _differing(fast, reference) == []
 
 
 def _long_messages(texts: list[str], count: int) -> list[str]:
@@ -126,13 +130,7 @@ def test_hold_back_answers_kept_per_message_equal_asking_per_match(
         ),
     )
     reference = [detector.detect(text) for text in messages]
-    differ = [
-        index
-        for index, (ours, theirs) in enumerate(zip(fast, reference, strict=True))
-        if (ours.risky, ours.signals, ours.matches, ours.held_back)
-        != (theirs.risky, theirs.signals, theirs.matches, theirs.held_back)
-    ]
-    assert differ == []
+    assert _differing(fast, reference) == []
     assert sum(len(detection.held_back) for detection in fast) > len(messages)
 
 
