@@ -148,7 +148,7 @@ class Settings(BaseSettings):
 
     # Crisis guard: the learned n-gram layer after the lexicon (agents/safety/ngram.py; the
     # default is chosen from the held-out measurements in docs/safety.md).
-    crisis_model: bool = False
+    crisis_model: bool = True
     # Crisis guard: a model classifier as a second layer after the lexicon (off: lexicon only).
     crisis_classifier: bool = False
     crisis_classifier_timeout_s: float = 1.5

@@ -19,6 +19,7 @@ and the matches that were held back with the reason, so every decision can be ex
 from __future__ import annotations
 
 import bisect
+import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +54,14 @@ from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 _LATIN = re.compile(r"[a-z]")
 MODEL = "ngram_model"  # the signal name when the n-gram layer fires
+MODEL_VETO = "model_veto"  # the held-back reason when the n-gram layer overrules a weak match
+# Lexicon signals the n-gram layer may overrule: the combination rules (a means word with access
+# or intent, a death word with a wish) and the bare word, never a strong signal ("I want to
+# kill myself", a plan, a farewell, self-harm). Only when every window of the message reads as
+# plainly benign: VETO_MARGIN logit units under the model's threshold (5-fold CV on the training
+# sets: no risky case lost at 4-5 units, 2 units of slack kept; docs/safety.md).
+VETOABLE = frozenset({MEANS_PLAN, IDEATION, MENTION})
+VETO_MARGIN = 6.0
 # Words that hold a negator but say "cannot help it": they never negate what follows.
 _NOT_NEGATION = re.compile(
     r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
@@ -276,9 +285,8 @@ class CrisisDetector:
         lexicons: dict[str, LanguageLexicon] | None = None,
         model: NgramModel | None = None,
     ) -> None:
-        """`model`: the optional n-gram layer (`load_model()` for the repository's weights;
-        CONFIDANT_CRISIS_MODEL). Off by default: with it, false alarms on unseen look-alikes stay
-        over the 2% budget (docs/safety.md has the held-out figures)."""
+        """`model`: the n-gram layer (`load_model()` for the repository's weights; the served
+        detector has it unless CONFIDANT_CRISIS_MODEL is off). Without it, the lexicon alone."""
         self._lexicons = lexicons or load_lexicons()
         self._model = model
 
@@ -287,8 +295,10 @@ class CrisisDetector:
         if not view:
             return SAFE
         detection = self._by_lexicon(view)
-        if detection.risky or self._model is None:
+        if self._model is None:
             return detection
+        if detection.risky:
+            return _vetoed(self._model, detection)
         return _by_model(self._model, detection)
 
     def _by_lexicon(self, view: str) -> Detection:
@@ -362,6 +372,22 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
         return detection
     match = Match(MODEL, window.start, window.end, detection.view[window.start : window.end])
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
+
+
+def _vetoed(model: NgramModel, detection: Detection) -> Detection:
+    """The lexicon fired on weak signals only: the model holds them back when even the
+    message's riskiest window reads as plainly benign (VETO_MARGIN under its threshold)."""
+    if not set(detection.signals) <= VETOABLE:
+        return detection
+    if _logit(model.riskiest(detection.view).probability) >= _logit(model.threshold) - VETO_MARGIN:
+        return detection
+    vetoed = tuple((match, MODEL_VETO) for match in detection.matches)
+    return Detection(False, (), (), detection.held_back + vetoed, detection.view)
+
+
+def _logit(probability: float) -> float:
+    probability = min(max(probability, 1e-12), 1 - 1e-12)
+    return math.log(probability / (1 - probability))
 
 
 def _around(view: str, starts: list[int], marks: list[int]) -> str:

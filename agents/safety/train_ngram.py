@@ -27,8 +27,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from agents.safety.detector import CrisisDetector
+from agents.safety.detector import VETO_MARGIN, VETOABLE, CrisisDetector
 from agents.safety.ngram import LANGS, MODEL_FILE, THRESHOLD, NgramModel, features, language
 from agents.safety.normalise import DATA_DIR, normalise
 
@@ -40,10 +41,17 @@ TRAINING_SETS = (
     "crisis_train_zh.jsonl",
     "crisis_train3_en.jsonl",
     "crisis_train3_zh.jsonl",
+    "crisis_train4_en.jsonl",
+    "crisis_train4_zh.jsonl",
 )
 # Ordinary messages to a coach (session 7, no risk, no look-alikes): every other one is trained
 # on (ORDINARY_REPEATS times), the rest chooses the threshold with the ordinary budget.
-ORDINARY_SETS = ("crisis_ordinary_en.jsonl", "crisis_ordinary_zh.jsonl")
+ORDINARY_SETS = (
+    "crisis_ordinary_en.jsonl",
+    "crisis_ordinary_zh.jsonl",
+    "crisis_ordinary4_en.jsonl",
+    "crisis_ordinary4_zh.jsonl",
+)
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
 # Measure only. Read here for one thing: a training or selection case that normalises to the
@@ -53,19 +61,20 @@ FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
 # ordinary messages of the frames file that are not trained on.
 ORDINARY_TEXT = Path(__file__).resolve().parents[2] / "confidant/wisdom/data/corpus.jsonl"
+BENCH_QUERIES = Path(__file__).resolve().parents[2] / "bench/data/wisdom_eval.jsonl"
 # The ordinary messages count this many times: a few hundred must outweigh what thousands of
 # look-alikes (mostly about others, fiction, news) teach by accident, that "I" and "myself"
 # alone are risky.
 ORDINARY_REPEATS = 4
 STOP_SHARE = 0.05
 SEED = 20261123
-MAX_EPOCHS = 30
-PATIENCE = 3  # epochs without a better validation loss before stopping
-VALIDATION_EVERY = 10  # every tenth written case validates the epoch count
 LEARNING_RATE = 0.1
 L2 = 1e-5
 FALSE_ALARM_BUDGET = 0.02  # what the model may add, per language, on unseen look-alikes
-ORDINARY_BUDGET = 0.01  # what it may fire on, per language, in unseen ordinary coaching text
+# What it may fire on, per language, in the ordinary coaching text kept for the threshold. Half
+# of 1%: on ordinary messages that neither trained nor thresholded the model, a 1% budget fired
+# on 1.3% (en) in 5-fold CV, 0.5% on 0.7% (docs/safety.md).
+ORDINARY_BUDGET = 0.005
 MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fewer lookups)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
 # picks, caught 2.5 points fewer risky zh cases than 8; 15 was no better).
@@ -113,7 +122,8 @@ def examples(cases: list[dict]) -> list[Example]:
 def stop_words(data: list[Example]) -> frozenset[str]:
     """Single words and characters found in more than STOP_SHARE of the cases ("i", "my",
     "我", "了"): they get no weight (in pairs they keep theirs), so a message is not risky for
-    being in the first person."""
+    being in the first person. (Counted per language instead, 5-fold CV caught 45 more risky
+    English cases but fired on 21 more look-alikes and 4 more ordinary messages.)"""
     frequency = Counter(gram for grams, _, _ in data for gram in set(grams) if _single(gram))
     return frozenset(gram for gram, n in frequency.items() if n > STOP_SHARE * len(data))
 
@@ -168,34 +178,6 @@ def _logistic(score: float) -> float:
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, score))))
 
 
-def balanced_log_loss(model: NgramModel, data: list[Example]) -> float:
-    """Mean log-loss, each (language, class) weighing the same."""
-    losses: dict[tuple[str, bool], list[float]] = {}
-    for grams, risky, lang in data:
-        score = model.biases[lang] + sum(model.weights.get(gram, 0.0) for gram in grams)
-        probability = min(max(_logistic(score), 1e-9), 1 - 1e-9)
-        losses.setdefault((lang, risky), []).append(
-            -math.log(probability if risky else 1 - probability)
-        )
-    return sum(sum(group) / len(group) for group in losses.values()) / len(losses)
-
-
-def choose_epochs(written: list[Example], frames: list[Example]) -> int:
-    """Early stopping: the epoch count with the lowest loss on every tenth written case."""
-    validation = written[::VALIDATION_EVERY]
-    training = [case for i, case in enumerate(written) if i % VALIDATION_EVERY] + frames
-    trainer = _Trainer(training)
-    best, best_epochs = math.inf, 1
-    for epoch in range(1, MAX_EPOCHS + 1):
-        trainer.epoch()
-        loss = balanced_log_loss(trainer.model(), validation)
-        if loss < best:
-            best, best_epochs = loss, epoch
-        elif epoch - best_epochs >= PATIENCE:
-            break
-    return best_epochs
-
-
 def train(data: list[Example], epochs: int) -> NgramModel:
     trainer = _Trainer(data)
     for _ in range(epochs):
@@ -211,17 +193,38 @@ class Silent:
     held: tuple[tuple[int, int], ...]
 
 
-def lexicon_pass(texts: list[str]) -> list[tuple[str, Silent | None]]:
-    """Each text's language and, when the lexicon does not fire, what the model will see (the
-    lexicon does not change with the model, so this is done once per text)."""
+class Passed(NamedTuple):
+    """What the lexicon made of a text: its language, what the model will see when the lexicon
+    is silent, and the view when it fired on signals the model may veto only."""
+
+    lang: str
+    silent: Silent | None
+    weak: str | None = None
+
+
+def lexicon_pass(texts: list[str]) -> list[Passed]:
+    """Each text through the lexicon (which does not change with the model: done once)."""
     lexicon = CrisisDetector()
     passed = []
     for text in texts:
         detection = lexicon.detect(text)
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
-        passed.append((language(detection.view), silent))
+        weak = detection.view if detection.risky and set(detection.signals) <= VETOABLE else None
+        passed.append(Passed(language(detection.view), silent, weak))
     return passed
+
+
+def fires(model: NgramModel, thresholds: dict[str, float], passed: Passed) -> bool:
+    """Whether the whole detector fires, the model at these (unshifted) logit thresholds: where
+    the lexicon is silent the model may fire, where it fired on weak signals only the model may
+    veto (VETO_MARGIN under the threshold), anything else the lexicon decided."""
+    lang, silent, weak = passed
+    if silent is not None:
+        return model_logit(model, silent) >= thresholds[lang]
+    if weak is not None:
+        return _logit(model.riskiest(weak).probability) >= thresholds[lang] - VETO_MARGIN
+    return True
 
 
 def model_logit(model: NgramModel, silent: Silent | None) -> float:
@@ -236,20 +239,18 @@ def model_logit(model: NgramModel, silent: Silent | None) -> float:
 
 
 def choose_thresholds(
-    model: NgramModel, groups: list[tuple[list[tuple[str, Silent | None]], float]]
+    model: NgramModel, groups: list[tuple[list[Passed], float]]
 ) -> dict[str, float]:
     """Per language, the lowest logit threshold at which the model fires on at most each
-    group's budget of its benign texts (look-alikes: 2%, ordinary text: 1%); the strictest
-    group wins."""
+    group's budget of its benign texts (look-alikes: 2%, ordinary text: ORDINARY_BUDGET); the
+    strictest group wins. What the lexicon fires on is not the model's and does not count."""
     chosen = [_lowest_thresholds(model, passed, budget) for passed, budget in groups]
     return {lang: max(thresholds[lang] for thresholds in chosen) for lang in LANGS}
 
 
-def _lowest_thresholds(
-    model: NgramModel, passed: list[tuple[str, Silent | None]], budget: float
-) -> dict[str, float]:
+def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for lang, silent in passed:
+    for lang, silent, _ in passed:
         logits[lang].append(model_logit(model, silent))
     thresholds = {}
     for lang in LANGS:
@@ -329,16 +330,18 @@ def ordinary_cases(data: Path) -> tuple[list[dict], list[str]]:
     return trained, kept
 
 
-def ordinary_threshold_texts(data: Path) -> list[str]:
+def ordinary_threshold_texts(data: Path, *, with_ordinary_sets: bool = True) -> list[str]:
     """Ordinary coaching text never trained on: the wisdom corpus's passages, the frames
-    file's and the ordinary sets' messages not trained on."""
+    file's and (unless cross-validation folds them itself) the ordinary sets' messages not
+    trained on."""
     corpus = [passage["text"] for passage in read_cases(ORDINARY_TEXT.parent, ORDINARY_TEXT.name)]
-    return corpus + ordinary_selection() + ordinary_cases(data)[1]
+    kept = ordinary_cases(data)[1] if with_ordinary_sets else []
+    return corpus + ordinary_selection() + kept
 
 
 def threshold_groups(
     selection: list[dict], ordinary: list[str]
-) -> list[tuple[list[tuple[str, Silent | None]], float]]:
+) -> list[tuple[list[Passed], float]]:
     look_alikes = [case["text"] for case in selection if not case["risky"]]
     return [
         (lexicon_pass(look_alikes), FALSE_ALARM_BUDGET),
@@ -347,58 +350,82 @@ def threshold_groups(
 
 
 def fired_counts(
-    model: NgramModel, thresholds: dict[str, float], passed: list[tuple[str, Silent | None]]
+    model: NgramModel, thresholds: dict[str, float], passed: list[Passed]
 ) -> Counter[str]:
     """Per language, how many texts the whole detector fires on at those thresholds."""
     fired: Counter[str] = Counter()
-    for lang, silent in passed:
-        fired[lang] += silent is None or model_logit(model, silent) >= thresholds[lang]
+    for case in passed:
+        fired[case.lang] += fires(model, thresholds, case)
     return fired
 
 
 def cross_validate(data: Path, folds: int) -> None:
-    """k-fold cross-validation over the written training cases (the frames and the trained
-    ordinary messages are always trained on): each fold's model is thresholded by the rule
-    above on the selection sets and the held-back ordinary text, and then measured on its
-    fold. Prints recall and false alarms of the whole detector (the development set, which
-    the lexicon was tuned to catch entirely, apart) and how often it fires on ordinary text."""
+    """k-fold cross-validation over the written training cases and, separately, over the
+    ordinary messages of ORDINARY_SETS (the frames are always trained on). Each fold's model is
+    trained on the other folds (of the other ordinary folds every other message, ORDINARY_REPEATS
+    times), thresholded by the rule above on the selection sets and the rest of the other
+    ordinary folds with the other threshold text, then measured on its folds: recall and false
+    alarms of the whole detector on the written cases (the development set, which the lexicon
+    was tuned to catch entirely, apart), how often it fires on ordinary messages no part of the
+    fold's training or threshold saw, and what the veto changed."""
     training, _ = unseen_cases(data, TRAINING_SETS)
     selection, _ = unseen_cases(data, SELECTION_SETS)
-    ordinary_trained, _ = ordinary_cases(data)
-    always = examples(frame_cases() + ordinary_trained * ORDINARY_REPEATS)
-    groups = threshold_groups(selection, ordinary_threshold_texts(data))
-    ordinary_passed = groups[1][0]
+    ordinary, _ = unseen_cases(data, ORDINARY_SETS)
+    always = examples(frame_cases())
+    other_threshold_text = ordinary_threshold_texts(data, with_ordinary_sets=False)
+    look_alikes = threshold_groups(selection, [])[0]
+    ordinary_passed = lexicon_pass([case["text"] for case in ordinary])
+    other_passed = lexicon_pass(other_threshold_text)
+    ordinary_examples = examples(ordinary)
     passed = lexicon_pass([case["text"] for case in training])
     written = examples(training)
-    epochs = EPOCHS
     dev = {case["text"] for case in read_cases(data, "crisis_dev_set.jsonl")}
     totals: Counter[tuple[str, str]] = Counter()
     for fold in range(folds):
-        model = train([c for i, c in enumerate(written) if i % folds != fold] + always, epochs)
-        thresholds = choose_thresholds(model, groups)
-        for lang, n in fired_counts(model, thresholds, ordinary_passed).items():
-            totals[lang, "ordinary fired"] += n
-        for index in range(fold, len(training), folds):
-            case = training[index]
-            if case["text"] in dev:
-                continue
-            lang, silent = passed[index]
-            kind = "risky" if case["risky"] else "benign"
-            totals[lang, kind] += 1
-            totals[lang, f"{kind} lexicon"] += silent is None
-            totals[lang, f"{kind} fired"] += (
-                silent is None or model_logit(model, silent) >= thresholds[lang]
-            )
-    ordinary_total = Counter(lang for lang, _ in ordinary_passed)
-    print(f"{folds}-fold cross-validation, {epochs} epochs, written cases outside the dev set:")
-    for lang in LANGS:
-        print(
-            f"  {lang} recall lexicon {totals[lang, 'risky lexicon']}/{totals[lang, 'risky']}, "
-            f"with model {totals[lang, 'risky fired']}/{totals[lang, 'risky']}; false alarms "
-            f"lexicon {totals[lang, 'benign lexicon']}/{totals[lang, 'benign']}, with model "
-            f"{totals[lang, 'benign fired']}/{totals[lang, 'benign']}; ordinary text fired "
-            f"{totals[lang, 'ordinary fired']}/{folds * ordinary_total[lang]} (threshold text)"
+        rest = [i for i in range(len(ordinary)) if i % folds != fold]
+        trained = [ordinary_examples[i] for i in rest[::2]] * ORDINARY_REPEATS
+        model = train(
+            [c for i, c in enumerate(written) if i % folds != fold] + always + trained, EPOCHS
         )
+        groups = [
+            look_alikes,
+            ([ordinary_passed[i] for i in rest[1::2]] + other_passed, ORDINARY_BUDGET),
+        ]
+        thresholds = choose_thresholds(model, groups)
+        for index in range(fold, len(ordinary), folds):
+            case = ordinary_passed[index]
+            totals[case.lang, "ordinary"] += 1
+            totals[case.lang, "ordinary lexicon"] += case.silent is None
+            totals[case.lang, "ordinary fired"] += fires(model, thresholds, case)
+        for index in range(fold, len(training), folds):
+            if training[index]["text"] in dev:
+                continue
+            case = passed[index]
+            kind = "risky" if training[index]["risky"] else "benign"
+            fired = fires(model, thresholds, case)
+            totals[case.lang, kind] += 1
+            totals[case.lang, f"{kind} lexicon"] += case.silent is None
+            totals[case.lang, f"{kind} fired"] += fired
+            totals[case.lang, f"{kind} vetoed"] += case.silent is None and not fired
+    print(f"{folds}-fold cross-validation, {EPOCHS} epochs, written cases outside the dev set:")
+    for lang in LANGS:
+        n = {key: totals[lang, key] for _, key in totals if _ == lang}
+        print(
+            f"  {lang} recall lexicon {n.get('risky lexicon', 0)}/{n.get('risky', 0)}, with model "
+            f"{n.get('risky fired', 0)}/{n.get('risky', 0)} ({n.get('risky vetoed', 0)} vetoed); "
+            f"false alarms lexicon {n.get('benign lexicon', 0)}/{n.get('benign', 0)}, with model "
+            f"{n.get('benign fired', 0)}/{n.get('benign', 0)} ({n.get('benign vetoed', 0)} "
+            f"vetoed); unseen ordinary messages fired: lexicon "
+            f"{n.get('ordinary lexicon', 0)}/{n.get('ordinary', 0)}, with model "
+            f"{n.get('ordinary fired', 0)}/{n.get('ordinary', 0)}"
+        )
+
+
+def bench_queries() -> list[Passed]:
+    """The wisdom benchmark's user queries: ordinary messages to a coach that nothing here
+    trains or thresholds on (bench.crisis_eval prints the same count)."""
+    lines = BENCH_QUERIES.read_text(encoding="utf-8").splitlines()
+    return lexicon_pass([json.loads(line)["query"] for line in lines if line.strip()])
 
 
 def main() -> None:
@@ -434,7 +461,7 @@ def main() -> None:
         f"{len(model.weights)} weights -> {args.out.name}; logit thresholds "
         + ", ".join(f"{lang} {value:.3f}" for lang, value in thresholds.items())
     )
-    ordinary_total = Counter(lang for lang, _ in groups[1][0])
+    ordinary_total = Counter(case.lang for case in groups[1][0])
     print(
         "ordinary text kept for the threshold ("
         f"{len(ordinary_kept)} ordinary-set messages, the frames' other half, the wisdom "
@@ -442,6 +469,14 @@ def main() -> None:
         + ", ".join(f"{lang} {ordinary_fired[lang]}/{ordinary_total[lang]}" for lang in LANGS)
     )
     print("selection sets, the whole detector:\n" + selection_report(model, selection))
+    queries = bench_queries()
+    queries_fired = fired_counts(model, dict.fromkeys(LANGS, 0.0), queries)
+    print(
+        "wisdom benchmark queries (ordinary, never trained or thresholded on), fired: "
+        + ", ".join(
+            f"{lang} {queries_fired[lang]}/{sum(q.lang == lang for q in queries)}" for lang in LANGS
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ from tests.support.fake_gemini import FakeGemini, Reply, error
 from tests.support.sse import of_type, parse_frames, streamed_text
 from tests.unit.conftest import asgi_app
 
+# The lexicon lets this through; the n-gram layer (on by default) catches it, so the tests of
+# the classifier as the layer after the lexicon turn the n-gram layer off.
 LEXICON_SILENT = "I keep thinking everyone I love would have an easier life if I took a long walk"
 
 
@@ -117,7 +119,7 @@ async def _post(client: httpx.AsyncClient, message: str, session_id: str) -> lis
 async def test_the_classifier_catches_what_the_lexicon_misses_and_the_agent_is_never_called(
     chat: Any, gemini: FakeGemini
 ) -> None:
-    client, runtime = chat(crisis_classifier=True)
+    client, runtime = chat(crisis_classifier=True, crisis_model=False)
     gemini.enqueue(verdict(True, "burden"))
     parts = await _post(client, LEXICON_SILENT, "k1")
     assert [r.method for r in _turn_requests(gemini)] == ["generateContent"]  # classifier only
@@ -156,7 +158,7 @@ async def test_the_lexicon_answers_first_and_the_classifier_is_off_by_default(
     assert _turn_requests(gemini) == []  # the lexicon fired: no classifier call, no agent call
     assert "explicit_intent" in of_type(parts, "data-crisis")[0]["data"]["signals"]
 
-    client, _ = chat()
+    client, _ = chat(crisis_model=False)
     gemini.enqueue("Tell me more.")
     await _post(client, LEXICON_SILENT, "k4")
     assert [r.method for r in _turn_requests(gemini)] == ["streamGenerateContent"]

@@ -1,6 +1,6 @@
-"""`CONFIDANT_CRISIS_MODEL` switches the guard's learned layer, through the real plugin and
-the HTTP stream: a message only the n-gram model catches gets the helplines with the setting
-on and reaches the coach with it off."""
+"""`CONFIDANT_CRISIS_MODEL` (on by default) switches the guard's learned layer, through the real
+plugin and the HTTP stream: a message only the n-gram model catches gets the helplines with the
+setting on and reaches the coach with it off."""
 
 from __future__ import annotations
 
@@ -60,8 +60,36 @@ async def test_with_the_setting_off_the_message_reaches_the_coach(make_client, l
     assert len(model.requests) == 1
 
 
+# Risky wordings written for this test, in no data set: the lexicon has no line for them.
+UNSEEN_WORDINGS = {
+    "en": (
+        "i have written everything down for my sister and sorted the passwords, "
+        "after tonight it wont matter",
+        "988",
+    ),
+    "zh": ("我把猫托付给邻居了，信也写好了，该走了", "400-161-9995"),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_served_default_catches_a_wording_the_lexicon_misses(
+    make_client, monkeypatch: pytest.MonkeyPatch, lang: str
+) -> None:
+    monkeypatch.delenv("CONFIDANT_CRISIS_MODEL", raising=False)
+    message, hotline = UNSEEN_WORDINGS[lang]
+    assert not CrisisDetector().detect(message).risky
+    model = ScriptedLlm(script=["Tell me more."])
+    client, _ = make_client(model=model)  # the settings' default
+    parts = await _stream(client, message)
+    assert of_type(parts, "data-crisis")[0]["data"]["signals"] == ["ngram_model"]
+    assert hotline in streamed_text(parts)
+    assert model.requests == []
+
+
 def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONFIDANT_CRISIS_MODEL", "on")
     assert Settings().crisis_model is True
     monkeypatch.setenv("CONFIDANT_CRISIS_MODEL", "off")
     assert Settings().crisis_model is False
+    monkeypatch.delenv("CONFIDANT_CRISIS_MODEL")
+    assert Settings().crisis_model is True  # on unless a deployment turns it off
