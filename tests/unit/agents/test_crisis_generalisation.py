@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from agents.safety import CrisisDetector
-from agents.safety.detector import MODEL
-from agents.safety.ngram import load_model
+from agents.safety.detector import MODEL, MODEL_VETO, VETOABLE
+from agents.safety.lexicon import MENTION
+from agents.safety.ngram import NgramModel, load_model
 from agents.safety.normalise import normalise
 from agents.safety.train_ngram import SELECTION_SETS, TRAINING_SETS, unseen_cases
 
@@ -174,3 +175,32 @@ def test_the_model_is_shipped_loaded_once_and_deterministic() -> None:
     assert set(model.biases) == {"en", "zh"}
     view = normalise("感觉自己撑到头了，想走了")
     assert model.riskiest(view) == model.riskiest(view)
+
+
+# A model that reads every window as plainly benign, and one that sits at its threshold.
+PLAINLY_BENIGN = NgramModel({}, {"en": -20.0, "zh": -20.0})
+UNDECIDED = NgramModel({}, {"en": 0.0, "zh": 0.0})
+WEAK_HIT = "which knot is stronger for a boat mooring, a bowline or a noose"  # the bare word
+
+
+def test_the_model_vetoes_a_weak_lexicon_hit_it_reads_as_plainly_benign() -> None:
+    assert CrisisDetector().detect(WEAK_HIT).signals == (MENTION,)
+    detection = CrisisDetector(model=PLAINLY_BENIGN).detect(WEAK_HIT)
+    assert not detection.risky
+    assert {why for _, why in detection.held_back} == {MODEL_VETO}
+    assert CrisisDetector(model=UNDECIDED).detect(WEAK_HIT).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I want to kill myself",
+        "我打算今晚跳楼",
+        "I cut myself again last night",
+        "I wrote goodbye letters to everyone I love",
+    ],
+)
+def test_the_model_never_vetoes_a_strong_signal(message: str) -> None:
+    lexicon = CrisisDetector().detect(message)
+    assert lexicon.risky and not set(lexicon.signals) <= VETOABLE
+    assert CrisisDetector(model=PLAINLY_BENIGN).detect(message).signals == lexicon.signals
