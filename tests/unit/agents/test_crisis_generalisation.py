@@ -21,7 +21,7 @@ from agents.safety.detector import MODEL, MODEL_VETO, VETOABLE
 from agents.safety.lexicon import MENTION
 from agents.safety.ngram import NgramModel, load_model
 from agents.safety.normalise import normalise
-from agents.safety.train_ngram import SELECTION_SETS, TRAINING_SETS, unseen_cases
+from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS, unseen_cases
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl", "crisis_heldout3.jsonl")
@@ -30,14 +30,16 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (82, 107, 4, 105), "model": (98, 107, 5, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (89, 103, 7, 101)},
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (82, 107, 4, 105), "model": (100, 107, 3, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (85, 103, 6, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (93, 128, 10, 128), "model": (116, 128, 10, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 12, 128), "model": (109, 128, 12, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 12, 128), "model": (109, 128, 10, 128)},
     # Set 3 (session 7) was measured first with the detector and model of session 7's end.
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (134, 150, 9, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (86, 150, 15, 150), "model": (115, 150, 15, 150)},
+    # The model rows: session 8's retrain (train4, ordinary4, ordinary budget 0.5%, the veto of
+    # weak lexicon hits), measured once at the end of session 8.
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (134, 150, 10, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (86, 150, 15, 150), "model": (117, 150, 12, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -86,7 +88,7 @@ def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> 
     # The training sets hold a few phrasings that a held-out set also has (once normalised):
     # training drops every case whose view is a held-out case's.
     views = {normalise(case["text"]) for case in _held_out(name)}
-    for sets in (TRAINING_SETS, SELECTION_SETS):
+    for sets in (TRAINING_SETS, SELECTION_SETS, ORDINARY_SETS):
         cases, _ = unseen_cases(DATA, sets)
         assert views.isdisjoint(normalise(case["text"]) for case in cases)
 
