@@ -88,7 +88,8 @@ Example = tuple[list[str], bool, str]  # n-grams, risky, language
 
 def frame_cases() -> list[dict]:
     """Every frame with every predicate (`data/crisis_frames.json`): the same construction with
-    a risky and an everyday predicate, and risky predicates said of others or in a story; and
+    a risky and an everyday predicate or topic, and risky predicates said of others or in a
+    story; and
     every other ordinary message to a coach (benign; the others choose the threshold)."""
     body = json.loads((DATA_DIR / FRAMES_FILE).read_text(encoding="utf-8"))
     cases = []
@@ -99,9 +100,15 @@ def frame_cases() -> list[dict]:
             (spec["frames"], spec["benign"], False),
             (spec["others"], spec["others_risky"], False),
             (spec["means_frames"], spec["means"], False),
+            (spec.get("topic_frames", []), spec.get("topics_risky", []), True),
+            (spec.get("topic_frames", []), spec.get("topics_benign", []), False),
         ):
             cases += [
-                {"text": frame.format(p=predicate, m=predicate), "risky": risky, "lang": lang}
+                {
+                    "text": frame.format(p=predicate, m=predicate, t=predicate),
+                    "risky": risky,
+                    "lang": lang,
+                }
                 for frame in frames
                 for predicate in predicates
             ]

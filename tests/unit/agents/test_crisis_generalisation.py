@@ -30,16 +30,16 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (82, 107, 4, 105), "model": (100, 107, 3, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (85, 103, 6, 101)},
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (82, 107, 4, 105), "model": (101, 107, 3, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (89, 103, 6, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (93, 128, 10, 128), "model": (116, 128, 10, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 12, 128), "model": (109, 128, 10, 128)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (93, 128, 10, 128), "model": (118, 128, 10, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 12, 128), "model": (110, 128, 10, 128)},
     # Set 3 (session 7) was measured first with the detector and model of session 7's end.
     # The model rows: session 8's retrain (train4, ordinary4, ordinary budget 0.5%, the veto of
-    # weak lexicon hits), measured once at the end of session 8.
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (134, 150, 10, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (86, 150, 15, 150), "model": (117, 150, 12, 150)},
+    # weak lexicon hits, the topic frames), measured at the end of session 8.
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (134, 150, 9, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (86, 150, 15, 150), "model": (119, 150, 11, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
