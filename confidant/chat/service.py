@@ -236,21 +236,27 @@ class ChatService:
         names = self._context_names(spec)
         strategy = strategy_for(request.multitask_strategy, spec, self.policy.busy_policy)
         lease = asyncio.ensure_future(_traced("confidant.lease", self._lease(key, strategy)))
-        if strategy in QUEUED:  # the turns ahead may change the context: load it after them
-            with contextlib.suppress(Exception):  # raised below; a cancel still cancels the lease
-                await lease
-        leased, loaded = await asyncio.gather(
-            lease,
-            _traced(
-                "confidant.context",
-                _within(
-                    load_context(self.context_sources, names, wanted),
-                    self.policy.store_timeout_s,
+        try:
+            if strategy in QUEUED:  # the turns ahead may change the context: load it after them
+                with contextlib.suppress(Exception):  # raised below; a cancel cancels the lease
+                    await lease
+            leased, loaded = await asyncio.gather(
+                lease,
+                _traced(
+                    "confidant.context",
+                    _within(
+                        load_context(self.context_sources, names, wanted),
+                        self.policy.store_timeout_s,
+                    ),
+                    {"confidant.context.sources": list(names)},
                 ),
-                {"confidant.context.sources": list(names)},
-            ),
-            return_exceptions=True,
-        )
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
+            # The client went away mid-load: a lease already taken is freed now, else the
+            # session's next message would be refused until the lease expired.
+            await self._release_taken(lease)
+            raise
         if isinstance(leased, BaseException):
             raise leased
         if isinstance(loaded, BaseException):
@@ -283,6 +289,15 @@ class ChatService:
             await self.sessions.release(leased)
             raise
         return PreparedTurn(self, leased, request, context, spec, prelude, message)
+
+    async def _release_taken(self, lease: asyncio.Future[OpenTurn]) -> None:
+        """Release the lease `lease` took, if it took one (it is cancelled if still running)."""
+        lease.cancel()
+        await asyncio.wait({lease})  # never raises: its outcome is read below
+        if lease.cancelled() or lease.exception() is not None:
+            return
+        with contextlib.suppress(StoreUnavailableError):  # then it expires
+            await _within(self.sessions.release(lease.result()), self.policy.store_timeout_s)
 
     async def _replay_unleased(self, key: SessionKey, request: ChatRequest) -> ReplayedTurn | None:
         """Past the quota, a resend of a message committed before it ran out still gets its
