@@ -189,6 +189,23 @@ async def test_a_refused_message_too_long_to_be_a_chat_message_is_not_let_throug
     assert of_type(_parts(await _chat(client, f"  {CRISIS}  ", session="c2")), "data-crisis")
 
 
+async def test_only_chat_message_routes_let_a_crisis_message_past_the_rate_limit(
+    make_client,
+) -> None:
+    # The bypass exists for a person in crisis writing to the coach, not to lift the limit off
+    # any other POST whose body happens to carry a `message` field.
+    client, _ = make_client(rate_limit_user_per_min=1, rate_limit_user_burst=1)
+    assert (await client.get("/v1/sessions", headers=ALICE)).status_code == 200
+    person = {"name": "Alex", "message": CRISIS}
+    other_post = await client.post("/v1/relationship/persons", json=person, headers=ALICE)
+    assert other_post.status_code == 429
+    assert other_post.json()["error"]["code"] == "rate_limited"
+    strategy = await client.post(
+        "/v1/relationship/advise", json={"message": CRISIS, "session_id": "r1"}, headers=ALICE
+    )
+    assert of_type(_parts(strategy), "data-crisis")
+
+
 async def test_the_address_limit_applies_before_identity(make_client) -> None:
     client, _ = make_client(rate_limit_ip_per_min=1, rate_limit_ip_burst=1)
     assert (await client.get("/v1/apps")).status_code == 200
