@@ -6,13 +6,19 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import pytest
 
 from agents.safety import CrisisDetector
 from confidant.ports import UsageLedger
 from confidant.profiles.ops import MergeOp
-from confidant.quota.firestore_ledger import FirestoreUsageLedger
+from confidant.quota.firestore_ledger import (
+    DAYS,
+    USAGE,
+    USAGE_RETENTION,
+    FirestoreUsageLedger,
+)
 from confidant.quota.gate import QuotaGate
 from confidant.quota.sqlite_ledger import SqliteUsageLedger
 from confidant.settings import TierLimits
@@ -47,6 +53,20 @@ async def test_twenty_concurrent_admissions_at_a_limit_of_ten_admit_exactly_ten(
     # The next day starts from zero.
     admitted, usage = await ledger.admit(user, "2026-11-24", max_turns=10, max_tokens=None)
     assert admitted and usage.turns == 1
+
+
+async def test_firestore_day_counters_expire_a_retention_after_their_day(request) -> None:
+    # Firestore's TTL policy on `expire_at` (infra firestore.tf) deletes past days' counters.
+    request.getfixturevalue("firestore_emulator")
+    ledger = FirestoreUsageLedger(stores.emulator_client())
+    user = _user()
+    await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
+    await ledger.charge_tokens(user, "2026-11-24", 5)  # a day first written by a charge
+    days = ledger.client.collection(USAGE).document(user).collection(DAYS)
+    admitted = (await days.document(DAY).get()).get("expire_at")
+    assert admitted == datetime(2026, 11, 24, tzinfo=UTC) + USAGE_RETENTION
+    charged = (await days.document("2026-11-24").get()).get("expire_at")
+    assert charged == datetime(2026, 11, 25, tzinfo=UTC) + USAGE_RETENTION
 
 
 async def test_two_embedded_ledgers_on_one_file_share_the_count(tmp_path) -> None:
