@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +23,7 @@ from confidant.quota.firestore_ledger import (
 )
 from confidant.quota.gate import QuotaGate
 from confidant.quota.sqlite_ledger import SqliteUsageLedger
+from confidant.sessions.store import SessionStore
 from confidant.settings import TierLimits
 from tests.support import stores
 
@@ -116,44 +119,46 @@ async def test_erasure_can_keep_one_days_counters(ledger) -> None:
     assert (await ledger.usage(user, DAY)).turns == 1
 
 
+@asynccontextmanager
+async def _store_and_ledger(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, name: str
+) -> AsyncIterator[tuple[SessionStore, UsageLedger]]:
+    """A session store and a usage ledger beside it, as deployed on `backend` (the SQLite
+    ledger in its own file `name`.db, the Firestore one on the store's client)."""
+    if backend == "firestore":
+        request.getfixturevalue("firestore_emulator")
+        context = stores.firestore_store()
+    else:
+        context = stores.sqlite_store(tmp_path)
+    async with context as store:
+        ledger: UsageLedger = (
+            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
+            if backend == "firestore"
+            else SqliteUsageLedger(str(tmp_path / f"{name}.db"))
+        )
+        try:
+            yield store, ledger
+        finally:
+            await ledger.close()
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_erasing_the_users_stored_data_leaves_the_ledger_to_the_gate(
     request, tmp_path, backend
 ) -> None:
     # DELETE /v1/me erases the session store's user (recursively, on Firestore) and then asks
     # the gate, which keeps today's counters: they must not live inside the erased subtree.
-    if backend == "firestore":
-        request.getfixturevalue("firestore_emulator")
-        context = stores.firestore_store()
-    else:
-        context = stores.sqlite_store(tmp_path)
-    async with context as store:
-        ledger = (
-            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
-            if backend == "firestore"
-            else SqliteUsageLedger(str(tmp_path / "erase-usage.db"))
-        )
+    async with _store_and_ledger(request, tmp_path, backend, "erase-usage") as (store, ledger):
         user = _user()
         await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
         await store.update_profile(user, [MergeOp(("account",), {"display_name": "x"})])
         await store.delete_user(user)
         assert (await ledger.usage(user, DAY)).turns == 1
-        await ledger.close()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path, backend) -> None:
-    if backend == "firestore":
-        request.getfixturevalue("firestore_emulator")
-        context = stores.firestore_store()
-    else:
-        context = stores.sqlite_store(tmp_path)
-    async with context as store:
-        ledger = (
-            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
-            if backend == "firestore"
-            else SqliteUsageLedger(str(tmp_path / "gate-usage.db"))
-        )
+    async with _store_and_ledger(request, tmp_path, backend, "gate-usage") as (store, ledger):
         tiers = {"free": TierLimits(turns_per_day=1), "plus": TierLimits(turns_per_day=3)}
         gate = QuotaGate(ledger, store, tiers, "free", crisis_detector=CrisisDetector())
         user = _user()
@@ -164,4 +169,3 @@ async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path
         assert all(not isinstance(a, BaseException) for a in admissions)
         report = await gate.report(user)
         assert report["tier"] == "plus" and report["remaining"]["turns_per_day"] == 0
-        await ledger.close()
