@@ -215,6 +215,10 @@ class ChatService:
         prepared.trace_with(span)
         if isinstance(prepared, PreparedTurn):
             prepared.admission = admission
+            # The turn runs from now on, whether or not its stream is ever read: a client gone
+            # before the reply's first byte must not leave the lease held (until it expires)
+            # and its counted message unanswered.
+            prepared.start()
         return prepared
 
     async def _prepare(
@@ -350,7 +354,9 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
 
 
 class PreparedTurn:
-    """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
+    """A leased session whose turn runs in a task of its own from `start()` (which
+    `ChatService.prepare` calls) to its commit and the lease's release; `stream()` relays its
+    parts."""
 
     _span: Span = trace.INVALID_SPAN  # the turn's span, ended when the turn is
     admission: Admission | None = None  # the quota's admission (its tokens are charged to it)
@@ -376,6 +382,7 @@ class PreparedTurn:
         self.result = TurnResult(session_id=turn.key.session_id)
         self._meter: TurnMeter | None = None
         self._abort = asyncio.Event()  # ADK's abort signal: set when a newer message interrupts
+        self._queue: asyncio.Queue[Any] | None = None  # the turn's parts, from `start()` on
 
     @property
     def session_id(self) -> str:
@@ -384,13 +391,12 @@ class PreparedTurn:
     def trace_with(self, span: Span) -> None:
         self._span = span
 
-    async def stream(self) -> AsyncIterator[UIPart]:
-        """UI parts of the turn: start … finish, or start … error. Commits before `finish`.
-
-        The turn runs in a task of its own and this generator only relays its parts, so a
-        client that goes away mid-reply loses nothing: the turn still finishes and commits.
-        """
-        parts: asyncio.Queue[Any] = asyncio.Queue()
+    def start(self) -> None:
+        """Run the turn in a task of its own (once), so a client that goes away, before the
+        first byte or mid-reply, loses nothing: the turn still finishes and commits."""
+        if self._queue is not None:
+            return
+        self._queue = parts = asyncio.Queue()
         emit: Callable[[Any], None] = parts.put_nowait
         if self._service.streams is not None:  # every part is also logged, for resumes
             emit = self._service.streams.recorder(self._turn.key).tee(emit, _END)
@@ -398,7 +404,12 @@ class PreparedTurn:
             task = asyncio.create_task(self._complete(emit))
         _turns_in_flight.add(task)  # a strong reference until it is done
         task.add_done_callback(_turns_in_flight.discard)
-        while (part := await parts.get()) is not _END:
+
+    async def stream(self) -> AsyncIterator[UIPart]:
+        """UI parts of the turn: start … finish, or start … error. Commits before `finish`."""
+        self.start()
+        assert self._queue is not None
+        while (part := await self._queue.get()) is not _END:
             yield part
 
     async def _complete(self, emit: Callable[[Any], None]) -> None:
