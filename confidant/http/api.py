@@ -102,9 +102,9 @@ async def _route(request: Request, runtime: Runtime) -> Response:
     try:
         if method == "OPTIONS":
             return Response(status_code=204)
-        # Rate limits (confidant/http/limits.py); liveness probes are never limited.
         route, found, serving = find_route(routes(), method, path)
-        if runtime.limits is not None and path != HEALTH_PATH:
+        # Rate limits (confidant/http/limits.py), except on routes declared exempt (liveness).
+        if runtime.limits is not None and all(r.rate_limited for r in serving):
             await runtime.limits.check_ip(request, route)
         if runtime.settings.web_enabled and (page := web.page_response(path, method)):
             return page
@@ -317,7 +317,13 @@ async def _erase_me(call: Call) -> Response:
 
 ROUTES: tuple[Route, ...] = (
     Route(
-        "GET", HEALTH_PATH, _health, "liveness", responses={200: schemas.Health}, access="public"
+        "GET",
+        HEALTH_PATH,
+        _health,
+        "liveness",
+        responses={200: schemas.Health},
+        access="public",
+        rate_limited=False,  # a probe refused for the rate would restart a healthy instance
     ),
     Route(
         "GET",
