@@ -1,9 +1,10 @@
 """The web chat page in real headless chromium, against the real local server.
 
 `confidant-local` serves the built page at `/`; Playwright drives Debian's chromium through it
-as a person would: type, send, watch the reply stream, reload. Stream parts that today's server
-does not emit yet (data-crisis, human-review prompts, the emotion endpoint) are checked against a
-small stream in the documented wire format served by Playwright's request routing.
+as a person would: type, send, watch the reply stream, reload, answer a taskflow pause. Parts
+the test cannot make the server emit on demand (crisis resources beside a retry notice, the
+emotion endpoint) are checked against a small stream in the wire format served by Playwright's
+routing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from tests.e2e.conftest import REPO, Server, start_local_server, stop_server
 from tests.support.browser import chromium
+from tests.support.taskflow import DETAILS, REQUEST
 
 # Screenshots refresh docs/web only when asked (`make screenshots`), so a test run leaves the
 # work tree clean.
@@ -341,27 +343,35 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     page.screenshot(path=str(DOCS / "crisis-resources.png"))
 
 
-def test_a_human_review_prompt_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
-    question = {"id": "hr-7", "prompt": "Send the drafted email to your manager?"}
-    bodies: list[dict] = []
-    routed_chat(
-        page,
-        bodies,
-        [
-            reply(
-                "Here is the draft.", {"type": "data-human-confirmation-needed", "data": question}
-            ),
-            reply("Sent."),
-        ],
-    )
-    open_session(page, server, "review", "web-review")
-    page.get_by_test_id("composer").fill("draft the email")
+def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
+    # The real server's pauses (agents/taskflow/human_loop.py): the page shows what each asks
+    # and sends the answer as the `human_response` the server accepts.
+    page.add_init_script("localStorage.setItem('confidant.user', 'web-review')")
+    page.goto(f"{server.base_url}/#app=taskflow&session=review")
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    page.get_by_test_id("composer").fill(REQUEST)
     page.get_by_test_id("send").click()
     prompt = page.get_by_test_id("human-prompt")
-    prompt.wait_for(timeout=10_000)
-    assert "Send the drafted email" in prompt.inner_text()
+    prompt.wait_for(timeout=20_000)
+    assert "When is it due" in prompt.inner_text()  # the server's question
+    prompt.locator("input").fill(DETAILS)
+    prompt.get_by_role("button", name="Answer").click()
+
+    confirm = prompt.get_by_role("button", name="Confirm")
+    confirm.wait_for(timeout=20_000)
+    assert page.get_by_test_id("error").count() == 0
+    assert "Technical debt" in prompt.inner_text()  # the proposal's summary, to approve
     page.screenshot(path=str(DOCS / "human-review.png"))
-    prompt.get_by_role("button", name="Confirm").click()
-    page.get_by_text("Sent.").wait_for(timeout=10_000)
-    assert bodies[1]["human_response"] == {"kind": "confirmation", "id": "hr-7", "confirmed": True}
-    assert page.get_by_test_id("human-prompt").count() == 0
+    for step in ("classification", "final task"):
+        with page.expect_response("**/v1/chat"):  # its headers: the page is answering
+            prompt.get_by_role("button", name="Confirm").click()
+        page.get_by_role("button", name="Send").wait_for(timeout=20_000)  # the reply is over
+        assert page.get_by_test_id("error").count() == 0, step
+    assert page.get_by_test_id("human-prompt").count() == 0  # nothing more to answer
+
+    session = httpx.get(
+        f"{server.base_url}/v1/sessions/review/artifacts",
+        params={"app": "taskflow"},
+        headers={"X-User-Id": "web-review"},
+    )
+    assert session.status_code == 200 and session.json()["artifacts"], session.text
