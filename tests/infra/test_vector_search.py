@@ -42,3 +42,14 @@ def test_the_ingestion_has_its_own_identity() -> None:
     roles = tf.local_values(tf.MODULE)["ingest_roles"]
     assert "roles/aiplatform.user" in roles and "roles/datastore.user" in roles
     assert "roles/iam.serviceAccountTokenCreator" in tf.source_text(tf.MODULE)
+
+
+def test_the_services_that_query_the_index_may_call_vertex_ai_without_vertex_gemini() -> None:
+    # With wisdom on Vector Search, chat (findNeighbors, query embeddings) and jobs (memory
+    # embeddings, CONFIDANT_EMBEDDINGS=vertex) call Vertex AI even when Gemini is reached with
+    # an API key (use_vertex false, the default): their accounts need roles/aiplatform.user.
+    model_roles = tf.local_values(tf.MODULE)["model_roles"]
+    condition, granted = model_roles.removeprefix("${").split("?", 1)
+    assert "roles/aiplatform.user" in granted.split(":", 1)[0]
+    assert "var.wisdom_vector_search" in condition and "var.use_vertex" in condition, model_roles
+    assert "||" in condition  # either one needs the role, not only both together

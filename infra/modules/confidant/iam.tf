@@ -2,8 +2,9 @@
 # Cloud Run permissions are granted on the single resource that needs them.
 
 locals {
-  # Vertex AI (Gemini through the service account) is the only reason for aiplatform.user.
-  model_roles = var.use_vertex ? ["roles/aiplatform.user"] : []
+  # Vertex AI through the service account: Gemini (use_vertex), and the wisdom index's
+  # findNeighbors and embedding model (wisdom_vector_search, whichever way Gemini is reached).
+  model_roles = var.use_vertex || var.wisdom_vector_search ? ["roles/aiplatform.user"] : []
   workload_role_bindings = {
     for binding in flatten([
       for workload in local.workloads : [
