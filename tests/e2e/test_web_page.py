@@ -252,6 +252,40 @@ def test_a_message_resent_after_an_unconfirmed_commit_is_stored_once(page, serve
     assert " ".join(stored_reply.split()) in " ".join(shown.split())
 
 
+def test_a_resumed_reply_that_fails_keeps_the_conversation(page, server) -> None:  # type: ignore[no-untyped-def]
+    # Reloaded while a reply was being answered, whose turn then died: the resumed stream ends
+    # with an `error` part. What is stored stays shown; no stored message goes back into the
+    # composer to be sent again.
+    headers = {"X-User-Id": "web-resume-fail"}
+    body = {"app": "onemind", "session_id": "resumefail", "message": "I keep avoiding my inbox"}
+    stored = httpx.post(f"{server.base_url}/v1/chat", json=body, headers=headers, timeout=30)
+    assert stored.status_code == 200 and '"finish"' in stored.text
+
+    def still_busy(route) -> None:  # type: ignore[no-untyped-def]
+        response = route.fetch()
+        session = response.json()
+        session["session"]["busy"] = True
+        route.fulfill(response=response, json=session)
+
+    died = {"type": "error", "errorText": "The reply was interrupted before it finished."}
+    page.route("**/v1/sessions/resumefail?*", still_busy)
+    page.route(
+        "**/v1/chat/resumefail/stream*",
+        lambda route: route.fulfill(
+            status=200,
+            headers={"content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1"},
+            body=sse({"type": "start", "messageId": "msg-2"}, died),
+        ),
+    )
+    open_session(page, server, "resumefail", "web-resume-fail")
+    page.get_by_test_id("error").wait_for(timeout=20_000)
+    assert "interrupted" in page.get_by_test_id("error").inner_text()
+    assert page.locator(".message.user").count() == 1
+    assert "inbox" in page.locator(".message.user").inner_text()
+    assert page.locator(".message.assistant").first.inner_text().strip()
+    assert page.get_by_test_id("composer").input_value() == ""
+
+
 # --- parts the page must render when the server sends them (wire format, served by routing) ---
 
 

@@ -80,6 +80,9 @@ export function App() {
   // The message taken back into the composer after a failed send: sent again unchanged, it
   // keeps its id, so a message the server did store after all is not stored twice.
   const unsent = useRef<{ id: string; text: string } | null>(null);
+  // Whether the request in flight carries a message sent from this page; false while a reply
+  // is resumed after a reload, whose user message is stored already.
+  const sentHere = useRef(false);
 
   // The transport reads the current picks through refs: it is built once per page.
   const picks = useRef({ app, skill, userId });
@@ -175,7 +178,10 @@ export function App() {
         // A reply still being answered (the page was reloaded mid-reply, or another tab sent
         // it): follow it to its end. Only then: `useChat({ resume: true })` would also replay a
         // reply that just finished, which the history above already shows.
-        if (session.busy) void resumeStream();
+        if (session.busy) {
+          sentHere.current = false;
+          void resumeStream();
+        }
       })
       .catch(() => live && setMessages([])); // 404: a new session
     void refreshSessions();
@@ -217,6 +223,7 @@ export function App() {
     const trimmed = text.trim();
     const id = unsent.current?.text === trimmed ? unsent.current.id : undefined;
     unsent.current = null;
+    sentHere.current = true;
     const parts = [{ type: "text" as const, text: trimmed }];
     void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
@@ -224,9 +231,11 @@ export function App() {
   const failure = error ? describeError(error) : null;
 
   // A failed send: take the message back into the composer. Most failures saved nothing; after
-  // `commit_outcome_unknown` it may be stored, which a resend with the same id settles.
+  // `commit_outcome_unknown` it may be stored, which a resend with the same id settles. A failed
+  // resumed reply only shows its error: the messages before it are stored.
   useEffect(() => {
-    if (!error) return;
+    if (!error || !sentHere.current) return;
+    sentHere.current = false;
     const lastUser = messages.map((m) => m.role).lastIndexOf("user");
     if (lastUser < 0) return;
     const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
