@@ -286,6 +286,24 @@ def test_a_resumed_reply_that_fails_keeps_the_conversation(page, server) -> None
     assert page.get_by_test_id("composer").input_value() == ""
 
 
+def test_a_conversation_that_fails_to_load_says_so(page, server) -> None:  # type: ignore[no-untyped-def]
+    # Only a 404 is a new conversation; a failed read must not pass for an empty one.
+    unavailable = {"error": {"code": "unavailable", "message": "the store is unavailable"}}
+    page.route(
+        "**/v1/sessions/loadfail?*",
+        lambda route: route.fulfill(status=503, json=unavailable),
+    )
+    open_session(page, server, "loadfail", "web-loadfail")
+    notice = page.get_by_test_id("error")
+    notice.wait_for(timeout=20_000)
+    assert "the store is unavailable" in notice.inner_text()
+    page.goto(f"{server.base_url}/#app=onemind&session=brand-new")  # a 404: nothing to say
+    page.reload()  # the page reads the address once, at load
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    page.wait_for_load_state("networkidle")
+    assert page.get_by_test_id("error").count() == 0
+
+
 # --- parts the page must render when the server sends them (wire format, served by routing) ---
 
 

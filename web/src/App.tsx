@@ -2,6 +2,7 @@ import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, type UIMessage } from "ai";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
+  ApiError,
   type AppInfo,
   type Emotion,
   type Progress,
@@ -77,6 +78,8 @@ export function App() {
   const [transientCrisis, setTransientCrisis] = useState<Crisis | null>(null);
   const [transientHuman, setTransientHuman] = useState<HumanRequest | null>(null);
   const [draft, setDraft] = useState("");
+  // A page request that failed (apps, a conversation's history, a delete), shown until the next.
+  const [loadError, setLoadError] = useState<string | null>(null);
   // The message taken back into the composer after a failed send: sent again unchanged, it
   // keeps its id, so a message the server did store after all is not stored twice.
   const unsent = useRef<{ id: string; text: string } | null>(null);
@@ -137,10 +140,12 @@ export function App() {
   const currentApp = apps.find((a) => a.name === app);
 
   useEffect(() => {
-    listApps().then((found) => {
-      setApps(found);
-      if (!found.some((a) => a.name === app) && found.length) setApp(found[0].name);
-    });
+    listApps()
+      .then((found) => {
+        setApps(found);
+        if (!found.some((a) => a.name === app) && found.length) setApp(found[0].name);
+      })
+      .catch((e: Error) => setLoadError(`Could not load the apps: ${e.message}`));
   }, []);
 
   useEffect(() => {
@@ -169,6 +174,7 @@ export function App() {
     setTransientCrisis(null);
     setTransientHuman(null);
     setRestoredProgress(null);
+    setLoadError(null);
     let live = true;
     readSession(userId, app, sessionId)
       .then(({ session, events }) => {
@@ -183,7 +189,14 @@ export function App() {
           void resumeStream();
         }
       })
-      .catch(() => live && setMessages([])); // 404: a new session
+      .catch((e: Error) => {
+        if (!live) return;
+        setMessages([]);
+        // 404: a new conversation; anything else must not pass for an empty one.
+        if (!(e instanceof ApiError && e.status === 404)) {
+          setLoadError(`Could not load this conversation: ${e.message}`);
+        }
+      });
     void refreshSessions();
     void refreshEmotions();
     return () => {
@@ -218,6 +231,7 @@ export function App() {
   const send = (text: string, extra?: Record<string, unknown>) => {
     if (!text.trim() || busy) return;
     clearError();
+    setLoadError(null);
     setRetries([]);
     setTransientHuman(null);
     const trimmed = text.trim();
@@ -228,7 +242,11 @@ export function App() {
     void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
 
-  const failure = error ? describeError(error) : null;
+  const failure = error
+    ? describeError(error)
+    : loadError
+      ? { text: loadError, busy: false }
+      : null;
 
   // A failed send: take the message back into the composer. Most failures saved nothing; after
   // `commit_outcome_unknown` it may be stored, which a resend with the same id settles. A failed
@@ -309,7 +327,12 @@ export function App() {
                   className="delete"
                   title="Delete this conversation"
                   onClick={async () => {
-                    await deleteSession(userId, app, s.id);
+                    try {
+                      await deleteSession(userId, app, s.id);
+                    } catch (e) {
+                      setLoadError(`Could not delete the conversation: ${(e as Error).message}`);
+                      return;
+                    }
                     if (s.id === sessionId) setSessionId(newSessionId());
                     void refreshSessions();
                   }}
