@@ -94,7 +94,8 @@ resource "google_secret_manager_secret_iam_member" "workload_reads" {
 }
 
 # The deployer (Cloud Build) pushes images, rolls out revisions running as the workload SAs and
-# moves traffic back when the smoke test fails.
+# moves traffic back when the smoke test fails: on our repository and services only, never
+# project-wide (cloudbuild.yaml only describes, deploys and moves traffic on these services).
 resource "google_artifact_registry_repository_iam_member" "deployer_pushes" {
   count = var.deployer_member == null ? 0 : 1
 
@@ -105,12 +106,14 @@ resource "google_artifact_registry_repository_iam_member" "deployer_pushes" {
   member     = var.deployer_member
 }
 
-resource "google_project_iam_member" "deployer_deploys" {
-  count = var.deployer_member == null ? 0 : 1
+resource "google_cloud_run_v2_service_iam_member" "deployer_deploys" {
+  for_each = var.deployer_member == null ? toset([]) : local.workloads
 
-  project = var.project_id
-  role    = "roles/run.developer"
-  member  = var.deployer_member
+  project  = var.project_id
+  location = var.region
+  name     = google_cloud_run_v2_service.service[each.key].name
+  role     = "roles/run.developer"
+  member   = var.deployer_member
 }
 
 resource "google_service_account_iam_member" "deployer_acts_as_workload" {
