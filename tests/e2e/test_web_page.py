@@ -201,6 +201,49 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         stop_server(slow)
 
 
+def test_a_reply_interrupted_by_a_newer_message_says_so(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Another tab sends with multitask_strategy=interrupt while this page's reply streams: the
+    # reply stops (`data-interrupted`) and the page says why, live and after a reload.
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    answered: list[httpx.Response] = []
+
+    def other_tab() -> None:
+        body = {
+            "app": "onemind",
+            "session_id": "cut",
+            "message": "Actually, never mind",
+            "multitask_strategy": "interrupt",
+        }
+        answered.append(
+            httpx.post(
+                f"{slow.base_url}/v1/chat", json=body, headers={"X-User-Id": "web-cut"}, timeout=60
+            )
+        )
+
+    interrupting = threading.Thread(target=other_tab)
+    try:
+        open_session(page, slow, "cut", "web-cut")
+        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+        page.get_by_test_id("send").click()
+        page.wait_for_function(
+            "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
+            timeout=20_000,
+        )
+        interrupting.start()
+        note = page.get_by_test_id("interrupted")
+        note.wait_for(timeout=20_000)
+        assert "newer message" in note.inner_text()
+        interrupting.join(60)
+        assert answered and answered[0].status_code == 200, answered
+        page.reload()
+        page.locator(".message.user").nth(1).wait_for(timeout=20_000)
+        assert page.get_by_test_id("interrupted").count() == 1  # the stored reply, marked
+    finally:
+        if interrupting.is_alive():
+            interrupting.join(60)
+        stop_server(slow)
+
+
 def test_a_message_resent_after_an_unconfirmed_commit_is_stored_once(page, server) -> None:  # type: ignore[no-untyped-def]
     # The first send reaches the real server and is stored, but the page is told the commit's
     # outcome is unknown (the store's answer lost); the person sends it again from the composer.

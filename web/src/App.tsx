@@ -20,6 +20,7 @@ import {
   EmotionChart,
   type HumanRequest,
   HumanPrompt,
+  InterruptedNote,
   ProgressBar,
   stageName,
   ToolCall,
@@ -355,6 +356,8 @@ export function App() {
                   if (part.type === "text") return <p key={i}>{part.text}</p>;
                   if (toolName(part)) return <ToolCall key={i} part={part} />;
                   if (part.type === "data-crisis") return <CrisisCard key={i} crisis={part.data} />;
+                  if (part.type === "data-interrupted")
+                    return <InterruptedNote key={i} reason={part.data?.reason} />;
                   return null;
                 })}
               </div>

@@ -59,6 +59,16 @@ export function CrisisCard({ crisis }: { crisis: Crisis }) {
   );
 }
 
+/** `data-interrupted` `{reason, kept}`: a newer message stopped this reply; what it had
+ * streamed is stored as the reply. */
+export function InterruptedNote({ reason }: { reason?: string }) {
+  return (
+    <p className="interrupted" data-testid="interrupted">
+      Stopped here: {reason || "a newer message"} came in.
+    </p>
+  );
+}
+
 // The pause parts' payloads (agents/taskflow/human_loop.py): `data-human-input-needed`
 // `{callId, question, missing, feedback}`, `data-human-confirmation-needed`
 // `{callId, kind, summary, classification, task?}`.
