@@ -2,16 +2,19 @@
 # Cloud Run permissions are granted on the single resource that needs them.
 
 locals {
-  # Vertex AI through the service account: Gemini (use_vertex), and the wisdom index's
-  # findNeighbors and embedding model (wisdom_vector_search, whichever way Gemini is reached).
-  model_roles = var.use_vertex || var.wisdom_vector_search ? ["roles/aiplatform.user"] : []
+  # Vertex AI through the service account: Gemini and its embeddings for the services that call
+  # the model (use_vertex; else they use the API key), and the wisdom index's findNeighbors,
+  # always with the service account's credentials, for the service that retrieves wisdom.
+  model_roles  = var.use_vertex ? ["roles/aiplatform.user"] : []
+  wisdom_roles = var.wisdom_vector_search ? ["roles/aiplatform.user"] : []
   workload_role_bindings = {
     for binding in flatten([
       for workload in local.workloads : [
-        for role in concat(
+        for role in distinct(concat(
           var.workload_roles[workload],
           local.services[workload].model ? local.model_roles : [],
-        ) : { workload = workload, role = role }
+          local.services[workload].wisdom ? local.wisdom_roles : [],
+        )) : { workload = workload, role = role }
       ]
     ]) : "${binding.workload}/${binding.role}" => binding
   }
