@@ -21,9 +21,9 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import cache
-from itertools import chain, repeat
-from operator import add
+from functools import cache, cached_property
+from itertools import accumulate, chain, compress, count, repeat
+from operator import add, eq, or_
 from pathlib import Path
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, contains_cjk
@@ -32,7 +32,8 @@ MODEL_FILE = "crisis_ngram_model.json"
 LANGS = ("en", "zh")
 THRESHOLD = 0.5  # the biases are shifted so that every language fires here
 _WORD = re.compile(r"[a-z]+")
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # normalise's CJK class
+_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
 _WHOLE_CLAUSES = 3  # a message with at most this many clauses is scored as a whole
 _WINDOW_CLAUSES = 2
 
@@ -80,32 +81,34 @@ class NgramModel:
 
     def score(self, view: str) -> float:
         """The weights' sum over the view's n-grams (no bias)."""
-        return sum(map(self._clause_sum, view.split(CLAUSE_MARK)))
+        return sum(self._tables.clause_sums(view)[0])
 
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
-        bounds = _clauses(view)
-        if len(bounds) <= _WHOLE_CLAUSES:
+        clauses = _clauses(view)
+        if len(clauses) <= _WHOLE_CLAUSES:
             return Window(0, len(view), self.probability(view))
-        # The model is linear: a window's score is the sum of its clauses' scores, so every
-        # clause is scored once. The riskiest window is the one farthest over its language's
-        # threshold (the biases differ by language).
-        sums = [self._clause_sum(view[start:end]) for start, end in bounds]
-        best: tuple[float, int] | None = None
-        for index in range(len(sums) - _WINDOW_CLAUSES + 1):
-            start, end = bounds[index][0], bounds[index + _WINDOW_CLAUSES - 1][1]
-            logit = self.biases[language(view[start:end])] + sum(
-                sums[index : index + _WINDOW_CLAUSES]
-            )
-            if best is None or logit > best[0]:
-                best = (logit, index)
-        assert best is not None
-        logit, index = best
-        start, end = bounds[index][0], bounds[index + _WINDOW_CLAUSES - 1][1]
-        return Window(start, end, _logistic(logit))
+        # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
+        # of its clauses' scores, so every clause is scored once. The riskiest window is the one
+        # farthest over its language's threshold (the biases differ by language); a window is
+        # Chinese when one of its clauses holds a CJK character (the clauses between two
+        # adjacent ones are blank).
+        sums, cjk = self._tables.clause_sums(view)
+        kept = [index for index, _, _ in clauses]
+        scores = list(map(add, map(sums.__getitem__, kept[:-1]), map(sums.__getitem__, kept[1:])))
+        if cjk is None:
+            logits = [self.biases["en"] + score for score in scores]
+        else:
+            zh = map(or_, map(cjk.__getitem__, kept[:-1]), map(cjk.__getitem__, kept[1:]))
+            bias = (self.biases["en"], self.biases["zh"])
+            logits = list(map(add, map(bias.__getitem__, zh), scores))
+        best = max(range(len(logits)), key=logits.__getitem__)  # the first of equals
+        start, end = clauses[best][1], clauses[best + _WINDOW_CLAUSES - 1][2]
+        return Window(start, end, _logistic(logits[best]))
 
-    def _clause_sum(self, clause: str) -> float:
-        return sum(map(self.weights.get, clause_features(clause), repeat(0.0)))
+    @cached_property
+    def _tables(self) -> _Tables:
+        return _Tables.of(self.weights)
 
     def to_json(self) -> str:
         weights = {gram: round(weight, 4) for gram, weight in sorted(self.weights.items())}
@@ -117,17 +120,149 @@ class NgramModel:
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
 
 
+# Scoring a whole view at once, by C-level maps over all its n-grams: the same sums as
+# `clause_features` clause by clause (a test keeps them equal), without the per-clause Python
+# work or a string built per CJK n-gram (2,000 characters of Chinese are 7,500 n-grams).
+_ENCODING = "utf-16-le"  # every CJK character of the class is one 16-bit unit
+_NOT_CJK = re.compile(rf"[^{_CJK_CHARS}{re.escape(CLAUSE_MARK)}]+")
+_LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
+
+
+def _code(gram: str, size: int) -> int:
+    """A CJK n-gram (with its `^` / `$` edges) as the integer its UTF-16 units make, read the
+    way `_Tables.cjk_weights` reads them from the view."""
+    raw = gram.encode(_ENCODING).ljust(size, b"\0")
+    return int(memoryview(raw).cast({2: "H", 4: "I", 8: "Q"}[size])[0])
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The weights, laid out for scoring a whole view. CJK n-grams are keyed by the integer of
+    their UTF-16 units, and each holds the weights of its prefixes too (a pair holds its first
+    character's, a triple its first pair's and character's), so a position costs one lookup
+    per length with the shorter one as the default."""
+
+    latin: dict[str, float]  # words, word pairs and pairs with one word between, as trained
+    latin_pairs: dict[str, float]  # "a b" -> w(a) + w(a b)
+    cjk_chars: dict[int, float]
+    cjk_pairs: dict[int, float]  # ab -> w(a) + w(ab)
+    cjk_triples: dict[int, float]  # abc -> w(a) + w(ab) + w(abc)
+
+    @classmethod
+    def of(cls, weights: dict[str, float]) -> _Tables:
+        latin = {gram: w for gram, w in weights.items() if gram.isascii()}
+        latin_pairs = {
+            gram: latin.get(gram.split(" ")[0], 0.0) + w
+            for gram, w in latin.items()
+            if gram.count(" ") == 1
+        }
+        cjk = {gram: w for gram, w in weights.items() if not gram.isascii()}
+        chars = {_code(gram, 2): w for gram, w in cjk.items() if len(gram) == 1}
+        pairs = {
+            _code(gram, 4): cjk.get(gram[0], 0.0) + w for gram, w in cjk.items() if len(gram) == 2
+        }
+        triples = {
+            _code(gram, 8): cjk.get(gram[0], 0.0) + cjk.get(gram[:2], 0.0) + w
+            for gram, w in cjk.items()
+            if len(gram) == 3
+        }
+        return cls(latin, latin_pairs, chars, pairs, triples)
+
+    def clause_sums(self, view: str) -> tuple[list[float], list[bool] | None]:
+        """The weights' sum over each clause of `view.split(CLAUSE_MARK)`, blank ones included,
+        and whether each holds a CJK character (None: no clause does)."""
+        sums = [0.0] * (view.count(CLAUSE_MARK) + 1)
+        cjk = None
+        if _WORD.search(view):
+            sums = self._latin_sums(view)
+        if contains_cjk(view):
+            cjk_sums, cjk = self._cjk_sums(view)
+            sums = list(map(add, sums, cjk_sums))
+        return sums, cjk
+
+    def _latin_sums(self, view: str) -> list[float]:
+        # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
+        tokens = _LATIN_TOKEN.findall(view.replace(CLAUSE_MARK, CLAUSE_MARK * 2))
+        spaced = list(map(add, tokens, repeat(" ")))
+        pairs = map(add, spaced, tokens[1:])
+        skips = map(add, map(add, spaced, repeat("* ")), tokens[2:])
+        at = list(
+            map(
+                add,
+                # "" (no key) as the last pair: the last word's own weight is its default
+                map(
+                    self.latin_pairs.get,
+                    chain(pairs, ("",)),
+                    map(self.latin.get, tokens, repeat(0.0)),
+                ),
+                chain(map(self.latin.get, skips, repeat(0.0)), (0.0, 0.0)),
+            )
+        )
+        # A clause's n-grams start between the first of its opening marks and the next one's.
+        marks = list(compress(count(), map(eq, tokens, repeat(CLAUSE_MARK))))[::2]
+        return _segment_sums(at, [0, *marks], [*marks, len(at)])
+
+    def _cjk_sums(self, view: str) -> tuple[list[float], list[bool]]:
+        # The CJK runs with their edges, clause marks kept: `^run$^run$|^run$`. An n-gram
+        # holding `|`, `$^` or `^$` (across runs or clauses) is no feature and has no weight.
+        edged = "^" + _NOT_CJK.sub("$^", view).replace(CLAUSE_MARK, f"${CLAUSE_MARK}^") + "$"
+        at = self.cjk_weights(edged)
+        clauses = edged.split(CLAUSE_MARK)
+        lengths = list(map(len, clauses))
+        starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))[:-1]
+        # A clause holds a CJK character where its part is more than edges.
+        cjk = list(map(bool, map(str.strip, clauses, repeat("^$"))))
+        return _segment_sums(at, starts, list(map(add, starts, lengths))), cjk
+
+    def cjk_weights(self, edged: str) -> list[float]:
+        """Per position of `edged`, the weights of the character, pair and triple it starts.
+        The codes are read from the UTF-16 bytes as 16-, 32- and 64-bit integers: pairs at
+        even and odd positions from two reads; triples at each position modulo 4 from a copy
+        with every fourth character zeroed, so that each 64-bit read holds three characters."""
+        size = len(edged)
+        raw = edged.encode(_ENCODING) + bytes(8)  # a code with a zero unit is no key
+        chars = memoryview(raw).cast("H")
+        pairs = [
+            memoryview(raw)[2 * odd : 2 * odd + 4 * ((len(raw) - 2 * odd) // 4)].cast("I")
+            for odd in (0, 1)
+        ]
+        at = [0.0] * size
+        for phase in range(4):
+            length = len(range(phase, size, 4))
+            if not length:
+                continue
+            masked = bytearray(raw)
+            for byte in (2 * phase + 6, 2 * phase + 7):  # the fourth character from `phase`
+                masked[byte::8] = bytes(len(range(byte, len(masked), 8)))
+            triples = memoryview(masked)[2 * phase : 2 * phase + 8 * length].cast("Q")
+            at[phase::4] = map(
+                self.cjk_triples.get,
+                triples,
+                map(
+                    self.cjk_pairs.get,
+                    pairs[phase % 2][phase // 2 :: 2][:length],
+                    map(self.cjk_chars.get, chars[phase::4][:length], repeat(0.0)),
+                ),
+            )
+        return at
+
+
+def _segment_sums(at: list[float], starts: list[int], ends: list[int]) -> list[float]:
+    return list(map(sum, map(at.__getitem__, map(slice, starts, ends))))
+
+
 def _logistic(score: float) -> float:
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, score))))
 
 
-def _clauses(view: str) -> list[tuple[int, int]]:
-    bounds: list[tuple[int, int]] = []
+def _clauses(view: str) -> list[tuple[int, int, int]]:
+    """The clauses that are not blank: index in `view.split(CLAUSE_MARK)`, start, end."""
+    bounds: list[tuple[int, int, int]] = []
     start = 0
-    for part in view.split(CLAUSE_MARK):
+    for index, part in enumerate(view.split(CLAUSE_MARK)):
         end = start + len(part)
         if part.strip():
-            bounds.append((start, end))
+            bounds.append((index, start, end))
         start = end + 1
     return bounds
 
