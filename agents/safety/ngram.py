@@ -125,14 +125,24 @@ class NgramModel:
 # work or a string built per CJK n-gram (2,000 characters of Chinese are 7,500 n-grams).
 _ENCODING = "utf-16-le"  # every CJK character of the class is one 16-bit unit
 _NOT_CJK = re.compile(rf"[^{_CJK_CHARS}{re.escape(CLAUSE_MARK)}]+")
+_EDGE = "#"  # the end of one CJK run and the start of the next (`$^`), in the scored string
 _LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
 
 
 def _code(gram: str, size: int) -> int:
-    """A CJK n-gram (with its `^` / `$` edges) as the integer its UTF-16 units make, read the
-    way `_Tables.cjk_weights` reads them from the view."""
+    """A CJK n-gram as the integer its UTF-16 units make, read the way `_Tables.cjk_weights`
+    reads them from the scored string."""
     raw = gram.encode(_ENCODING).ljust(size, b"\0")
     return int(memoryview(raw).cast({2: "H", 4: "I", 8: "Q"}[size])[0])
+
+
+def _edge_spellings(gram: str) -> list[str]:
+    """A CJK n-gram as the scored string spells it: a run's start (`^`) and end (`$`) are each
+    `#` or, at a clause's start or end, the clause mark."""
+    starts = [_EDGE, CLAUSE_MARK] if gram.startswith("^") else [""]
+    ends = [_EDGE, CLAUSE_MARK] if gram.endswith("$") else [""]
+    core = gram.removeprefix("^").removesuffix("$")
+    return [start + core + end for start in starts for end in ends]
 
 
 @dataclass(frozen=True)
@@ -144,7 +154,7 @@ class _Tables:
 
     latin: dict[str, float]  # words, word pairs and pairs with one word between, as trained
     latin_pairs: dict[str, float]  # "a b" -> w(a) + w(a b)
-    cjk_chars: dict[int, float]
+    cjk_chars: list[float]  # by UTF-16 unit
     cjk_pairs: dict[int, float]  # ab -> w(a) + w(ab)
     cjk_triples: dict[int, float]  # abc -> w(a) + w(ab) + w(abc)
 
@@ -157,14 +167,21 @@ class _Tables:
             if gram.count(" ") == 1
         }
         cjk = {gram: w for gram, w in weights.items() if not gram.isascii()}
-        chars = {_code(gram, 2): w for gram, w in cjk.items() if len(gram) == 1}
+        chars = [0.0] * 0x10000
+        for gram, w in cjk.items():
+            if len(gram) == 1:
+                chars[_code(gram, 2)] = w
         pairs = {
-            _code(gram, 4): cjk.get(gram[0], 0.0) + w for gram, w in cjk.items() if len(gram) == 2
+            _code(spelt, 4): cjk.get(gram[0], 0.0) + w
+            for gram, w in cjk.items()
+            if len(gram) == 2
+            for spelt in _edge_spellings(gram)
         }
         triples = {
-            _code(gram, 8): cjk.get(gram[0], 0.0) + cjk.get(gram[:2], 0.0) + w
+            _code(spelt, 8): cjk.get(gram[0], 0.0) + cjk.get(gram[:2], 0.0) + w
             for gram, w in cjk.items()
             if len(gram) == 3
+            for spelt in _edge_spellings(gram)
         }
         return cls(latin, latin_pairs, chars, pairs, triples)
 
@@ -203,16 +220,21 @@ class _Tables:
         return _segment_sums(at, [0, *marks], [*marks, len(at)])
 
     def _cjk_sums(self, view: str) -> tuple[list[float], list[bool]]:
-        # The CJK runs with their edges, clause marks kept: `^run$^run$|^run$`. An n-gram
-        # holding `|`, `$^` or `^$` (across runs or clauses) is no feature and has no weight.
-        edged = "^" + _NOT_CJK.sub("$^", view).replace(CLAUSE_MARK, f"${CLAUSE_MARK}^") + "$"
+        # The CJK runs, one character between two (`#`, or the clause mark where there is
+        # one): `#run#run|run#`. Every n-gram within a run, with its edges, is spelt there once;
+        # the others hold an edge inside and are no key.
+        core = _NOT_CJK.sub(_EDGE, view)
+        core = core.replace(_EDGE + CLAUSE_MARK, CLAUSE_MARK).replace(
+            CLAUSE_MARK + _EDGE, CLAUSE_MARK
+        )
+        edged = _EDGE + core + _EDGE
         at = self.cjk_weights(edged)
         clauses = edged.split(CLAUSE_MARK)
         lengths = list(map(len, clauses))
-        starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))[:-1]
-        # A clause holds a CJK character where its part is more than edges.
-        cjk = list(map(bool, map(str.strip, clauses, repeat("^$"))))
-        return _segment_sums(at, starts, list(map(add, starts, lengths))), cjk
+        # A clause's n-grams start from its opening mark (a run's start) to the next mark.
+        ends = list(map(add, accumulate(lengths), count()))
+        cjk = list(map(bool, map(str.strip, clauses, repeat(_EDGE))))
+        return _segment_sums(at, [0, *ends[:-1]], ends), cjk
 
     def cjk_weights(self, edged: str) -> list[float]:
         """Per position of `edged`, the weights of the character, pair and triple it starts.
@@ -241,7 +263,7 @@ class _Tables:
                 map(
                     self.cjk_pairs.get,
                     pairs[phase % 2][phase // 2 :: 2][:length],
-                    map(self.cjk_chars.get, chars[phase::4][:length], repeat(0.0)),
+                    map(self.cjk_chars.__getitem__, chars[phase::4][:length]),
                 ),
             )
         return at
@@ -257,14 +279,12 @@ def _logistic(score: float) -> float:
 
 def _clauses(view: str) -> list[tuple[int, int, int]]:
     """The clauses that are not blank: index in `view.split(CLAUSE_MARK)`, start, end."""
-    bounds: list[tuple[int, int, int]] = []
-    start = 0
-    for index, part in enumerate(view.split(CLAUSE_MARK)):
-        end = start + len(part)
-        if part.strip():
-            bounds.append((index, start, end))
-        start = end + 1
-    return bounds
+    parts = view.split(CLAUSE_MARK)
+    lengths = list(map(len, parts))
+    starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
+    ends = map(add, starts, lengths)
+    bounds = zip(count(), starts, ends)  # `starts` has one more: it stops with `ends`
+    return list(compress(bounds, map(str.strip, parts)))
 
 
 @cache
