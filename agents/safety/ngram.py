@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from itertools import accumulate, chain, compress, count, repeat
-from operator import add, eq, or_
+from operator import add, eq, lshift, or_
 from pathlib import Path
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, contains_cjk
@@ -152,20 +152,35 @@ class _Tables:
     character's, a triple its first pair's and character's), so a position costs one lookup
     per length with the shorter one as the default."""
 
-    latin: dict[str, float]  # words, word pairs and pairs with one word between, as trained
-    latin_pairs: dict[str, float]  # "a b" -> w(a) + w(a b)
+    words: dict[str, int]  # every word of a latin n-gram -> its number (from 1)
+    word_bits: int  # a word pair is keyed `first << word_bits | second`
+    latin_words: list[float]  # by word number (0: a word no n-gram holds, or a clause mark)
+    latin_pairs: dict[int, float]  # "a b" -> w(a) + w(a b)
+    latin_skips: dict[int, float]  # "a * c" -> w(a * c)
     cjk_chars: list[float]  # by UTF-16 unit
     cjk_pairs: dict[int, float]  # ab -> w(a) + w(ab)
     cjk_triples: dict[int, float]  # abc -> w(a) + w(ab) + w(abc)
 
     @classmethod
     def of(cls, weights: dict[str, float]) -> _Tables:
-        latin = {gram: w for gram, w in weights.items() if gram.isascii()}
-        latin_pairs = {
-            gram: latin.get(gram.split(" ")[0], 0.0) + w
-            for gram, w in latin.items()
-            if gram.count(" ") == 1
-        }
+        latin = {tuple(gram.split(" ")): w for gram, w in weights.items() if gram.isascii()}
+        words: dict[str, int] = {}
+        for gram in latin:
+            for word in gram[:: len(gram) - 1 or 1]:  # "a * c": the words are a and c
+                words.setdefault(word, len(words) + 1)
+        bits = len(words).bit_length()
+        latin_words = [0.0] * (len(words) + 1)
+        latin_pairs: dict[int, float] = {}
+        latin_skips: dict[int, float] = {}
+        for gram, w in latin.items():
+            if len(gram) == 1:
+                latin_words[words[gram[0]]] = w
+                continue
+            key = words[gram[0]] << bits | words[gram[-1]]
+            if len(gram) == 2:
+                latin_pairs[key] = latin.get(gram[:1], 0.0) + w
+            else:
+                latin_skips[key] = w
         cjk = {gram: w for gram, w in weights.items() if not gram.isascii()}
         chars = [0.0] * 0x10000
         for gram, w in cjk.items():
@@ -183,7 +198,7 @@ class _Tables:
             if len(gram) == 3
             for spelt in _edge_spellings(gram)
         }
-        return cls(latin, latin_pairs, chars, pairs, triples)
+        return cls(words, bits, latin_words, latin_pairs, latin_skips, chars, pairs, triples)
 
     def clause_sums(self, view: str) -> tuple[list[float], list[bool] | None]:
         """The weights' sum over each clause of `view.split(CLAUSE_MARK)`, blank ones included,
@@ -200,19 +215,21 @@ class _Tables:
     def _latin_sums(self, view: str) -> list[float]:
         # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
         tokens = _LATIN_TOKEN.findall(view.replace(CLAUSE_MARK, CLAUSE_MARK * 2))
-        spaced = list(map(add, tokens, repeat(" ")))
-        pairs = map(add, spaced, tokens[1:])
-        skips = map(add, map(add, spaced, repeat("* ")), tokens[2:])
+        numbers = list(map(self.words.get, tokens, repeat(0)))  # a pair with a 0 is no key
+        firsts = list(map(lshift, numbers, repeat(self.word_bits)))
         at = list(
             map(
                 add,
-                # "" (no key) as the last pair: the last word's own weight is its default
+                # 0 (no key) as the last pair: the last word's own weight is its default
                 map(
                     self.latin_pairs.get,
-                    chain(pairs, ("",)),
-                    map(self.latin.get, tokens, repeat(0.0)),
+                    chain(map(or_, firsts, numbers[1:]), (0,)),
+                    map(self.latin_words.__getitem__, numbers),
                 ),
-                chain(map(self.latin.get, skips, repeat(0.0)), (0.0, 0.0)),
+                chain(
+                    map(self.latin_skips.get, map(or_, firsts, numbers[2:]), repeat(0.0)),
+                    (0.0, 0.0),
+                ),
             )
         )
         # A clause's n-grams start between the first of its opening marks and the next one's.
