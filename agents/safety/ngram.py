@@ -4,9 +4,9 @@ It is the detector's second, learned layer: the lexicon names what it knows, thi
 much a clause *reads like* the risky cases it was trained on, so new wordings of a known idea
 ("I'm logging off permanently") can fire without a lexicon line. Weights are plain JSON
 (`data/crisis_ngram_model.json`), trained by `python -m agents.safety.train_ngram`; inference
-is a dictionary sum per clause, deterministic and offline. A message is scored per window of
-two adjacent clauses (a short message as a whole), so a risky sentence buried in a long message
-is not diluted by the rest.
+is a sum of dictionary lookups per clause, deterministic and offline. A message is scored per
+window of two adjacent clauses (a short message as a whole), so a risky sentence buried in a
+long message is not diluted by the rest.
 
 Features, per clause (none crosses a clause mark): latin words, adjacent word pairs and word
 pairs with one word between ("want * die"); Chinese characters, and character pairs and triples
@@ -39,8 +39,8 @@ _WINDOW_CLAUSES = 2
 
 
 def clause_features(clause: str) -> chain[str]:
-    """The n-grams of one clause (built by C-level maps: a 2,000-character message is scored
-    well under a millisecond)."""
+    """The n-grams of one clause, as trained on. Scoring finds the same n-grams in the whole
+    view at once (`_Tables`), without building them as strings."""
     parts: list[map[str] | list[str] | str] = []
     words = _WORD.findall(clause)
     if words:
@@ -129,11 +129,11 @@ _EDGE = "#"  # the end of one CJK run and the start of the next (`$^`), in the s
 _LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
 
 
-def _code(gram: str, size: int) -> int:
-    """A CJK n-gram as the integer its UTF-16 units make, read the way `_Tables.cjk_weights`
-    reads them from the scored string."""
-    raw = gram.encode(_ENCODING).ljust(size, b"\0")
-    return int(memoryview(raw).cast({2: "H", 4: "I", 8: "Q"}[size])[0])
+def _codes(grams: list[str], size: int) -> list[int]:
+    """CJK n-grams (1 to 3 characters) as the integers their UTF-16 units make, zero-padded to
+    `size` units, read the way `_Tables.cjk_weights` reads them from the scored string."""
+    padded = "".join(gram.ljust(size, "\0") for gram in grams)
+    return memoryview(padded.encode(_ENCODING)).cast({1: "H", 2: "I", 4: "Q"}[size]).tolist()
 
 
 def _edge_spellings(gram: str) -> list[str]:
@@ -185,19 +185,20 @@ class _Tables:
         chars = [0.0] * 0x10000
         for gram, w in cjk.items():
             if len(gram) == 1:
-                chars[_code(gram, 2)] = w
-        pairs = {
-            _code(spelt, 4): cjk.get(gram[0], 0.0) + w
-            for gram, w in cjk.items()
-            if len(gram) == 2
-            for spelt in _edge_spellings(gram)
-        }
-        triples = {
-            _code(spelt, 8): cjk.get(gram[0], 0.0) + cjk.get(gram[:2], 0.0) + w
-            for gram, w in cjk.items()
-            if len(gram) == 3
-            for spelt in _edge_spellings(gram)
-        }
+                chars[ord(gram)] = w
+        tables: list[dict[int, float]] = []
+        for length, size in ((2, 2), (3, 4)):
+            spelt: list[str] = []
+            totals: list[float] = []
+            for gram, w in cjk.items():
+                if len(gram) == length:
+                    # the weights of its prefixes too: w(a) + w(ab) (+ w(abc))
+                    total = sum(cjk.get(gram[:end], 0.0) for end in range(1, length)) + w
+                    spellings = _edge_spellings(gram)
+                    spelt += spellings
+                    totals += [total] * len(spellings)
+            tables.append(dict(zip(_codes(spelt, size), totals, strict=True)))
+        pairs, triples = tables
         return cls(words, bits, latin_words, latin_pairs, latin_skips, chars, pairs, triples)
 
     def clause_sums(self, view: str) -> tuple[list[float], list[bool] | None]:
@@ -311,4 +312,6 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
     if not path.exists():
         return None
     body = json.loads(path.read_text(encoding="utf-8"))
-    return NgramModel(body["weights"], body["biases"], body["threshold"])
+    model = NgramModel(body["weights"], body["biases"], body["threshold"])
+    _ = model._tables  # laid out now, with the weights, rather than on the first message
+    return model
