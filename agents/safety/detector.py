@@ -47,12 +47,20 @@ from agents.safety.lexicon import (
     View,
     load_lexicons,
 )
-from agents.safety.ngram import NgramModel
+from agents.safety.ngram import NgramModel, language
 from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 _LATIN = re.compile(r"[a-z]")
 MODEL = "ngram_model"  # the signal name when the n-gram layer fires
+MODEL_BENIGN = "model_benign"  # the reason when the n-gram layer holds a lexicon match back
+# What the n-gram layer may hold back when it reads the whole message as clearly benign ("two
+# years ago I wanted to kill myself, today…", "my student told me she wants to die"): wishes,
+# the bare word and slang. A means, a method, a plan, a farewell or an act of self-harm is
+# weighed by the lexicon's rules alone (cross-validation: the model vetoes those wrongly).
+MODEL_MAY_HOLD_BACK = frozenset(
+    {"explicit_intent", "passive_ideation", "burden", "slang", MENTION, IDEATION}
+)
 # Words that hold a negator but say "cannot help it": they never negate what follows.
 _NOT_NEGATION = re.compile(
     r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
@@ -287,8 +295,10 @@ class CrisisDetector:
         if not view:
             return SAFE
         detection = self._by_lexicon(view)
-        if detection.risky or self._model is None:
+        if self._model is None:
             return detection
+        if detection.risky:
+            return _held_by_model(self._model, detection)
         return _by_model(self._model, detection)
 
     def _by_lexicon(self, view: str) -> Detection:
@@ -362,6 +372,18 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
         return detection
     match = Match(MODEL, window.start, window.end, detection.view[window.start : window.end])
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
+
+
+def _held_by_model(model: NgramModel, detection: Detection) -> Detection:
+    """The lexicon fired on wishes or words alone, and the model reads every window of the
+    message as far from risky: it holds the matches back (and says so)."""
+    level = model.vetoes.get(language(detection.view), 0.0)
+    if not level or not MODEL_MAY_HOLD_BACK.issuperset(detection.signals):
+        return detection
+    if model.riskiest(detection.view).probability >= level:
+        return detection
+    held = detection.held_back + tuple((match, MODEL_BENIGN) for match in detection.matches)
+    return Detection(False, (), (), held, detection.view)
 
 
 def _around(view: str, starts: list[int], marks: list[int]) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, cached_property
 from itertools import accumulate, chain, compress, count, repeat
 from operator import add, eq, lshift, or_
@@ -75,6 +75,9 @@ class NgramModel:
     weights: dict[str, float]
     biases: dict[str, float]  # per language; shifted so that THRESHOLD is the chosen threshold
     threshold: float = THRESHOLD  # a window at or above it fires
+    # Per language, the probability under which the riskiest window holds back what the lexicon
+    # fired on (the signals the detector lets it weigh); chosen by cross-validation in training.
+    vetoes: dict[str, float] = field(default_factory=dict)
 
     def probability(self, view: str) -> float:
         return _logistic(self.biases[language(view)] + self.score(view))
@@ -115,6 +118,7 @@ class NgramModel:
         body = {
             "biases": {lang: round(bias, 6) for lang, bias in sorted(self.biases.items())},
             "threshold": self.threshold,
+            "vetoes": {lang: round(level, 6) for lang, level in sorted(self.vetoes.items())},
             "weights": weights,
         }
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
@@ -308,6 +312,6 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
     if not path.exists():
         return None
     body = json.loads(path.read_text(encoding="utf-8"))
-    model = NgramModel(body["weights"], body["biases"], body["threshold"])
+    model = NgramModel(body["weights"], body["biases"], body["threshold"], body.get("vetoes", {}))
     _ = model._tables  # laid out now, with the weights, rather than on the first message
     return model

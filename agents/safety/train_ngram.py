@@ -15,6 +15,11 @@ The threshold is chosen per language on data the model has not seen, the selecti
 at which the model adds at most 2% false alarms to what the lexicon already fires on (a case
 the lexicon fires on, or whose window holds what the lexicon held back, is not the model's).
 The language's bias is then shifted so that the window fires at probability 0.5 there.
+
+The veto level is chosen per language by k-fold cross-validation (VETO_FOLDS): each fold's
+model, thresholded as above, scores the held-out fold's cases that the lexicon fired on with
+signals the model may hold back (`detector.MODEL_MAY_HOLD_BACK`); the level is the highest at
+which it would have held back at most VETO_MISS_BUDGET of the risky cases the lexicon caught.
 """
 
 from __future__ import annotations
@@ -25,10 +30,10 @@ import json
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from agents.safety.detector import CrisisDetector
+from agents.safety.detector import MODEL_MAY_HOLD_BACK, CrisisDetector
 from agents.safety.ngram import LANGS, MODEL_FILE, THRESHOLD, NgramModel, features, language
 from agents.safety.normalise import DATA_DIR, normalise
 
@@ -67,6 +72,11 @@ L2 = 1e-5
 FALSE_ALARM_BUDGET = 0.02  # what the model may add, per language, on unseen look-alikes
 ORDINARY_BUDGET = 0.01  # what it may fire on, per language, in unseen ordinary coaching text
 MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fewer lookups)
+# The veto may cost at most this share of the risky cases the lexicon catches, per language,
+# in cross-validation (the levels tried are VETO_LEVELS, window probabilities after the shift).
+VETO_MISS_BUDGET = 0.005
+VETO_FOLDS = 5
+VETO_LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
 # picks, caught 2.5 points fewer risky zh cases than 8; 15 was no better).
 EPOCHS = 8
@@ -222,6 +232,72 @@ def lexicon_pass(texts: list[str]) -> list[tuple[str, Silent | None]]:
         silent = None if detection.risky else Silent(detection.view, held)
         passed.append((language(detection.view), silent))
     return passed
+
+
+def lexicon_fired(texts: list[str]) -> list[tuple[str, bool, str | None]]:
+    """Each text's language, whether the lexicon fires, and its view when it fires on signals
+    the model may hold back only (what a veto would weigh)."""
+    lexicon = CrisisDetector()
+    fired = []
+    for text in texts:
+        detection = lexicon.detect(text)
+        weighed = detection.risky and MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
+        fired.append(
+            (language(detection.view), detection.risky, detection.view if weighed else None)
+        )
+    return fired
+
+
+@dataclass(frozen=True)
+class VetoChoice:
+    levels: dict[str, float]
+    report: str
+
+
+def choose_vetoes(
+    training: list[dict],
+    always: list[Example],
+    groups: list[tuple[list[tuple[str, Silent | None]], float]],
+    folds: int = VETO_FOLDS,
+) -> VetoChoice:
+    """Per language, the highest VETO_LEVELS level at which the fold models would have held
+    back at most VETO_MISS_BUDGET of the risky cases the lexicon caught in their folds."""
+    written = examples(training)
+    fired = lexicon_fired([case["text"] for case in training])
+    scored: list[tuple[str, bool, float]] = []  # language, risky, riskiest window's probability
+    caught: Counter[str] = Counter()
+    for fold in range(folds):
+        model = train([c for i, c in enumerate(written) if i % folds != fold] + always, EPOCHS)
+        model = at_thresholds(model, choose_thresholds(model, groups))
+        for index in range(fold, len(training), folds):
+            lang, risky, view = fired[index]
+            caught[lang] += risky and bool(training[index]["risky"])
+            if view is not None:
+                risky_case = bool(training[index]["risky"])
+                scored.append((lang, risky_case, model.riskiest(view).probability))
+    levels: dict[str, float] = {}
+    lines = []
+    for lang in LANGS:
+        allowed = int(VETO_MISS_BUDGET * caught[lang])
+        level = 0.0
+        for candidate in VETO_LEVELS:
+            lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < candidate)
+            if lost > allowed:
+                break
+            level = candidate
+        lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < level)
+        spared = sum(1 for lg, risky, p in scored if lg == lang and not risky and p < level)
+        false_alarms = sum(
+            1
+            for (lg, fires, _), case in zip(fired, training, strict=True)
+            if lg == lang and fires and not case["risky"]
+        )
+        levels[lang] = level
+        lines.append(
+            f"  {lang} veto below {level}: {folds}-fold, of the lexicon's {false_alarms} false "
+            f"alarms {spared} held back, of its {caught[lang]} risky catches {lost} lost"
+        )
+    return VetoChoice(levels, "\n".join(lines))
 
 
 def model_logit(model: NgramModel, silent: Silent | None) -> float:
@@ -420,7 +496,8 @@ def main() -> None:
     groups = threshold_groups(selection, ordinary)
     thresholds = choose_thresholds(model, groups)
     ordinary_fired = fired_counts(model, thresholds, groups[1][0])
-    model = at_thresholds(model, thresholds)
+    veto = choose_vetoes(training, frames, groups)
+    model = replace(at_thresholds(model, thresholds), vetoes=veto.levels)
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
     for name in TRAINING_SETS + ORDINARY_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))
@@ -441,6 +518,7 @@ def main() -> None:
         "corpus), the whole detector fires on: "
         + ", ".join(f"{lang} {ordinary_fired[lang]}/{ordinary_total[lang]}" for lang in LANGS)
     )
+    print("the model's veto over the lexicon (cross-validated):\n" + veto.report)
     print("selection sets, the whole detector:\n" + selection_report(model, selection))
 
 
