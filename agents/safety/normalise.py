@@ -18,14 +18,56 @@ from pathlib import Path
 
 import re2
 
+from agents.safety.glued import split_glued
+
 DATA_DIR = Path(__file__).parent / "data"
 VARIANTS_FILE = "zh_variants.txt"
 CLAUSE_MARK = "|"
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
-# Emoji people use in place of a means word.
-_EMOJI_WORDS = {"💊": " pills ", "🔪": " knife ", "🪢": " rope ", "🔫": " gun ", "🩸": " blood "}
+# Emoji people use in place of a word: a means (read as the word, so a means emoji alone does
+# not fire, as a means word alone does not), or death ("want to 🪦"). 💀 and ☠️ are left out:
+# they mostly say "I'm dead (laughing)".
+_EMOJI_WORDS = {
+    "💊": " pills ",
+    "🔪": " knife ",
+    "🗡": " knife ",
+    "🪒": " razor ",
+    "🪢": " rope ",
+    "🔫": " gun ",
+    "🩸": " blood ",
+    "🚆": " train ",
+    "🚂": " train ",
+    "🚄": " train ",
+    "🚅": " train ",
+    "🚇": " train ",
+    "🚈": " train ",
+    "🛤": " train tracks ",
+    "🌉": " bridge ",
+    "🏢": " building ",
+    "🏙": " building ",
+    "🧗": " climb ",
+    "🪦": " die ",
+    "⚰": " die ",
+}
+_EMOJI = re.compile("|".join(map(re.escape, _EMOJI_WORDS)))  # slow: run only when one is in
+# A place or a train right after "gonna", "wanna"… stands for the act ("gonna 🌉 tonight",
+# "wanna 🚆"): read as "jump", which the lexicon weighs like the word.
+_JUMP_EMOJI = "🚆🚂🚄🚅🚇🚈🛤🌉🏢🏙🧗"
+_EMOJI_AS_ACT = re.compile(
+    r"(?<![a-z])(gonna|wanna|gotta|tryna|finna|going to|want to|ready to|about to|need to|"
+    rf"plan to|planning to) ?[{_JUMP_EMOJI}]\ufe0f?(?: ?jump(?![a-z]))?"
+)
+# Pinyin with its tone marks ("wǒ xiǎng sǐ") reads as plain pinyin ("wo xiang si"): folded
+# with the traditional characters, in the same pass.
+_TONES = {
+    ord(marked): plain
+    for plain, marks in (("a", "āáǎà"), ("e", "ēéěè"), ("i", "īíǐì"), ("o", "ōóǒò"), ("u", "ūúǔù"))
+    for marked in marks
+} | {ord(marked): "ü" for marked in "ǖǘǚǜ"}
+# A character written as its parts to dodge a filter ("歹匕" for 死).
+_SPLIT_CHARACTERS = {"歹匕": "死"}
 _LEET = str.maketrans(
     {
         "0": "o",
@@ -69,10 +111,16 @@ def _variants(data_dir: Path = DATA_DIR) -> dict[int, str]:
 
 
 @cache
-def _variant_chars(data_dir: Path = DATA_DIR) -> re.Pattern[str]:
-    """Any traditional character the table folds: most messages hold none or a few, so C-level
-    searches spare the per-character translate."""
-    return re.compile(f"[{re.escape(''.join(map(chr, _variants(data_dir))))}]")
+def _folds(data_dir: Path = DATA_DIR) -> dict[int, str]:
+    """Characters folded one for one: traditional → simplified, tone-marked pinyin → plain."""
+    return _TONES | _variants(data_dir)
+
+
+@cache
+def _fold_chars(data_dir: Path = DATA_DIR) -> re.Pattern[str]:
+    """Any character `_folds` folds: most messages hold none or a few, so C-level searches
+    spare the per-character translate."""
+    return re.compile(f"[{re.escape(''.join(map(chr, _folds(data_dir))))}]")
 
 
 def contains_cjk(text: str) -> bool:
@@ -151,20 +199,24 @@ def normalise(text: str) -> str:
     if _INVISIBLE.search(folded):
         folded = _INVISIBLE.sub("", folded)
     folded = folded.casefold()
-    if _variant_chars().search(folded):
+    if _fold_chars().search(folded):
         # One pass over the few traditional characters found: the same as `str.translate`,
         # which looks every character up in the table (0.4 ms on 2,000 Chinese characters).
-        table = _variants()
-        folded = _variant_chars().sub(lambda found: table[ord(found.group())], folded)
-    for emoji, word in _EMOJI_WORDS.items():
-        if emoji in folded:
-            folded = folded.replace(emoji, word)
+        table = _folds()
+        folded = _fold_chars().sub(lambda found: table[ord(found.group())], folded)
+    if any(emoji in folded for emoji in _EMOJI_WORDS):  # `in` is C-level; a regex, 0.1 ms
+        folded = _EMOJI_AS_ACT.sub(r"\1 jump ", folded)
+        folded = _EMOJI.sub(lambda found: _EMOJI_WORDS[found.group()], folded)
+    for parts, character in _SPLIT_CHARACTERS.items():
+        if parts in folded:
+            folded = folded.replace(parts, character)
     if "'" in folded or "’" in folded:
         folded = _APOSTROPHE.sub("", folded)
     if _LEET_WORD_RE2.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
     if _SPLIT_LETTERS_RE2.search(folded):
         folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+    folded = split_glued(folded)
     folded = _clause_ends(folded)
     if _has_triple(folded):
         folded = _REPEATS.sub(r"\1", folded)
