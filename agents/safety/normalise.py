@@ -52,12 +52,13 @@ _EMOJI_WORDS = {
     "⚰": " die ",
 }
 _EMOJI = re.compile("|".join(map(re.escape, _EMOJI_WORDS)))  # slow: run only when one is in
-# A place or a train right after "gonna", "wanna"… stands for the act ("gonna 🌉 tonight",
-# "wanna 🚆"): read as "jump", which the lexicon weighs like the word.
-_JUMP_EMOJI = "🚆🚂🚄🚅🚇🚈🛤🌉🏢🏙🧗"
+# A place or a train right after a wish or a plan ("gonna 🌉 tonight", "wanna 🚆") stands for
+# the act: read as "jump", which the lexicon weighs like the word. Not after "need to", "gotta"
+# or "about to", which mostly mean taking the train.
+_JUMP_EMOJI = "🚆🚂🚄🚅🚇🚈🛤🌉🏢🏙"
 _EMOJI_AS_ACT = re.compile(
-    r"(?<![a-z])(gonna|wanna|gotta|tryna|finna|going to|want to|ready to|about to|need to|"
-    rf"plan to|planning to) ?[{_JUMP_EMOJI}]\ufe0f?(?: ?jump(?![a-z]))?"
+    r"(?<![a-z])(gonna|wanna|tryna|finna|going to|want to|ready to|plan to|planning to) ?"
+    rf"[{_JUMP_EMOJI}]\ufe0f?(?: ?jump(?![a-z]))?"
 )
 # Pinyin with its tone marks ("wǒ xiǎng sǐ") reads as plain pinyin ("wo xiang si"): folded
 # with the traditional characters, in the same pass.

@@ -75,6 +75,14 @@ def test_false_alarms_stay_at_or_under_two_percent(
         ("i w a n t  t o  d i e", "i want to die"),  # split letters joined
         ("I wanna diiiie", "i wanna die"),  # repeated letters
         ("💊💊 tonight", "pills pills tonight"),  # emoji stand-ins
+        ("gonna 🌉 tonight", "gonna jump tonight"),  # a place emoji after a wish is the act
+        ("the 🚆 was late", "the train was late"),
+        ("lmao 💀", "lmao"),  # 💀 stands for nothing
+        ("wǒ xiǎng sǐ", "wo xiang si"),  # pinyin tone marks
+        ("想歹匕", "想死"),  # a character split into its parts
+        ("iwanttodie", "i want to die"),  # glued words
+        ("ImGonnaKillMyself", "im gonna kill myself"),
+        ("deadline lifestyle notwithstanding", "deadline lifestyle notwithstanding"),
         ("I don't", "i dont"),
         ("我想 自-殺", "我想自杀"),  # spacing, punctuation, traditional
         ("我不想活了，真的", "我不想活了|真的"),  # clause ends kept
@@ -270,3 +278,68 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
     assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    ("message", "signal"),
+    [
+        # Words glued together, with the pronoun or a time glued on.
+        ("imgonnakillmyself", "explicit_intent"),
+        ("iwanttodie", "explicit_intent"),
+        ("idontwanttobealiveanymore", "explicit_intent"),
+        ("killmyselfrn", "explicit_intent"),
+        ("ngl gonna kms tonight", "slang"),
+        # Emoji stand-ins, read as the word they stand for.
+        ("gonna 🚆 tonight", "explicit_intent"),
+        ("i wanna 🌉", "explicit_intent"),
+        ("want to 🪦", "explicit_intent"),
+        ("i wanna ⚰️ rn", "explicit_intent"),
+        ("🔪 my wrists again", "self_harm"),
+        ("stepping in front of a 🚆 tonight", "method"),
+        # Chinese: pinyin with tone marks, homophones, split and stand-in characters.
+        ("wǒ xiǎng sǐ", "slang"),
+        ("想sǐ", "slang"),
+        ("我想亖了", "slang"),
+        ("我想歹匕", "explicit_intent"),
+        ("我想去🪦里躺着", "ideation"),
+    ],
+)
+def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, signal: str) -> None:
+    detection = detector.detect(message)
+    assert detection.risky
+    assert signal in detection.signals
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # 💀 and ☠️ mostly mean "I'm dead (laughing)"; they stand for nothing.
+        "lmaooo 💀💀",
+        "this meme killed me 💀",
+        "bruh im dead 💀💀💀 ☠️",
+        # Emoji of death and means in everyday talk: the lexicon weighs them as the words.
+        "my gpa 🪦",
+        "rip my sleep schedule ⚰️",
+        "gotta 🚆 home after work",
+        "about to 🚆 to the airport",
+        "the 🚆 was late again",
+        "cooking with 🔪 tonight",
+        "took 2 💊 for my headache",
+        # Long words that hold a risk word, and glued words that read as nothing risky.
+        "the deadline moved to friday",
+        "new lifestyle, new me",
+        "mydogdiedlastyear and i still miss him",
+        "#suicidepreventionday walk this weekend",
+        # Chinese look-alikes of the homophones: a zisha clay teapot, missing someone,
+        # 4 o'clock, size S.
+        "我买了个紫砂壶",
+        "zisha teapot from yixing",
+        "我想4你了",
+        "想4点出门",
+        "想s码的衣服",
+        "wo xiang si ni le",
+        "我想si你了",
+    ],
+)
+def test_obfuscation_look_alikes_stay_silent(detector: CrisisDetector, message: str) -> None:
+    assert not detector.detect(message).risky
