@@ -27,31 +27,53 @@ CLAUSE_MARK = "|"
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
 # Emoji people use in place of a word: a means (read as the word, so a means emoji alone does
-# not fire, as a means word alone does not), or death ("want to 🪦"). 💀 and ☠️ are left out:
-# they mostly say "I'm dead (laughing)".
-_EMOJI_WORDS = {
-    "💊": " pills ",
-    "🔪": " knife ",
-    "🗡": " knife ",
-    "🪒": " razor ",
-    "🪢": " rope ",
-    "🔫": " gun ",
-    "🩸": " blood ",
-    "🚆": " train ",
-    "🚂": " train ",
-    "🚄": " train ",
-    "🚅": " train ",
-    "🚇": " train ",
-    "🚈": " train ",
-    "🛤": " train tracks ",
-    "🌉": " bridge ",
-    "🏢": " building ",
-    "🏙": " building ",
-    "🧗": " climb ",
-    "🪦": " die ",
-    "⚰": " die ",
+# not fire, as a means word alone does not), or death ("want to 🪦"), in English, or in
+# Chinese next to a Chinese character ("想跳🏢" reads "想跳楼"). 💀 and ☠️ are left out: they
+# mostly say "I'm dead (laughing)".
+_EMOJI_WORDS: dict[str, tuple[str, str]] = {
+    "💊": ("pills", "药"),
+    "🔪": ("knife", "刀"),
+    "🗡": ("knife", "刀"),
+    "🪒": ("razor", "刀片"),
+    "🪢": ("rope", "绳子"),
+    "🔫": ("gun", "枪"),
+    "🩸": ("blood", "血"),
+    "🚆": ("train", "火车"),
+    "🚂": ("train", "火车"),
+    "🚄": ("train", "火车"),
+    "🚅": ("train", "火车"),
+    "🚇": ("train", "地铁"),
+    "🚈": ("train", "火车"),
+    "🛤": ("train tracks", "铁轨"),
+    "🌉": ("bridge", "桥"),
+    "🏢": ("building", "楼"),
+    "🏙": ("building", "楼"),
+    "🧗": ("climb", "爬"),
+    "🪦": ("die", "死"),
+    "⚰": ("die", "死"),
 }
 _EMOJI = re.compile("|".join(map(re.escape, _EMOJI_WORDS)))  # slow: run only when one is in
+# What may stand between an emoji and the word it is read with: spaces, other emoji, and the
+# variation selector.
+_EMOJI_GAP = frozenset(" \ufe0f").union(_EMOJI_WORDS)
+
+
+def _emoji_word(found: re.Match[str]) -> str:
+    """The word an emoji stands for: Chinese when the nearest character before it (or, at the
+    start, after it) is Chinese, else English."""
+    text, start, end = found.string, found.start(), found.end()
+    while start and text[start - 1] in _EMOJI_GAP:
+        start -= 1
+    if start:
+        neighbour = text[start - 1]
+    else:
+        while end < len(text) and text[end] in _EMOJI_GAP:
+            end += 1
+        neighbour = text[end] if end < len(text) else ""
+    english, chinese = _EMOJI_WORDS[found.group()]
+    return chinese if _CJK_RE.match(neighbour) else f" {english} "
+
+
 # A place or a train right after a wish or a plan ("gonna 🌉 tonight", "wanna 🚆") stands for
 # the act: read as "jump", which the lexicon weighs like the word. Not after "need to", "gotta"
 # or "about to", which mostly mean taking the train.
@@ -207,7 +229,7 @@ def normalise(text: str) -> str:
         folded = _fold_chars().sub(lambda found: table[ord(found.group())], folded)
     if any(emoji in folded for emoji in _EMOJI_WORDS):  # `in` is C-level; a regex, 0.1 ms
         folded = _EMOJI_AS_ACT.sub(r"\1 jump ", folded)
-        folded = _EMOJI.sub(lambda found: _EMOJI_WORDS[found.group()], folded)
+        folded = _EMOJI.sub(_emoji_word, folded)
     for parts, character in _SPLIT_CHARACTERS.items():
         if parts in folded:
             folded = folded.replace(parts, character)

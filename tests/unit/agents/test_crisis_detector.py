@@ -77,6 +77,7 @@ def test_false_alarms_stay_at_or_under_two_percent(
         ("💊💊 tonight", "pills pills tonight"),  # emoji stand-ins
         ("gonna 🌉 tonight", "gonna jump tonight"),  # a place emoji after a wish is the act
         ("the 🚆 was late", "the train was late"),
+        ("想跳 🏢", "想跳楼"),  # in Chinese, the Chinese word
         ("lmao 💀", "lmao"),  # 💀 stands for nothing
         ("wǒ xiǎng sǐ", "wo xiang si"),  # pinyin tone marks
         ("想歹匕", "想死"),  # a character split into its parts
@@ -301,7 +302,9 @@ def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
         ("想sǐ", "slang"),
         ("我想亖了", "slang"),
         ("我想歹匕", "explicit_intent"),
-        ("我想去🪦里躺着", "ideation"),
+        ("我想去🪦里躺着", "explicit_intent"),
+        ("想跳🏢🏢🏢", "method"),  # next to Chinese, an emoji reads as the Chinese word
+        ("我把💊都吃了", "method"),
     ],
 )
 def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, signal: str) -> None:
@@ -332,6 +335,8 @@ def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, s
         "#suicidepreventionday walk this weekend",
         # Chinese look-alikes of the homophones: a zisha clay teapot, missing someone,
         # 4 o'clock, size S.
+        "笑🪦了",  # 笑死了: laughing
+        "今天去🏢上班",
         "我买了个紫砂壶",
         "zisha teapot from yixing",
         "我想4你了",

@@ -140,8 +140,7 @@ def _plain_normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     folded = m._INVISIBLE.sub("", text).casefold().translate(m._folds())
     folded = m._EMOJI_AS_ACT.sub(r"\1 jump ", folded)
-    for emoji, word in m._EMOJI_WORDS.items():
-        folded = folded.replace(emoji, word)
+    folded = m._EMOJI.sub(m._emoji_word, folded)
     for parts, character in m._SPLIT_CHARACTERS.items():
         folded = folded.replace(parts, character)
     folded = re.sub(r"(?<=[a-z])['’](?=[a-z])", "", folded)
