@@ -305,6 +305,7 @@ def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
         ("我想去🪦里躺着", "explicit_intent"),
         ("想跳🏢🏢🏢", "method"),  # next to Chinese, an emoji reads as the Chinese word
         ("我把💊都吃了", "method"),
+        ("好想🔪自己", "self_harm"),
     ],
 )
 def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, signal: str) -> None:
