@@ -1,9 +1,11 @@
 """Normalisation of a message into the one string every crisis pattern is matched against.
 
 The *view* of a message is: NFKC (full-width to half-width), casefold, format characters
-(zero-width spaces) dropped, traditional Chinese folded to simplified, emoji stand-ins and
-leetspeak spelled out, letters separated to dodge filters joined again ("k i l l", "w-a-n-t"),
-runs of one repeated character shortened ("diiiie", "死死死死"), and punctuation dropped except
+(zero-width spaces) dropped, traditional Chinese folded to simplified and pinyin tone marks to
+plain letters, emoji stand-ins (in English, or in Chinese next to a Chinese character), split
+characters ("歹匕") and leetspeak spelled out, letters separated to dodge filters joined again
+("k i l l", "w-a-n-t"), words glued together split ("iwanttodie", glued.py), runs of one
+repeated character shortened ("diiiie", "死死死死"), and punctuation dropped except
 clause ends, which become `|` so a pattern never spans two clauses. Latin words are separated
 by one space; CJK characters are glued together (and to adjacent latin words), so "自 杀" and
 "自-殺" both read "自杀".
