@@ -32,12 +32,15 @@ FUNCTION_WORDS = frozenset(
     "i a im id me my to so go do be it in on at of or up no an is am if we he us ok rn fr "
     "the and just now not dont cant wont all this that with for you your they them lol tbh "
     "gonna wanna gotta tryna finna want need really honestly literally kinda lowkey actually "
-    "already still even more any anymore about going tonight today ive ill its".split()
+    "already still even more any anymore about going tonight today ive ill its "
+    # pinyin typed without spaces: "woxiangsi"
+    "wo ni si zi qu bu le xiang".split()
 )
-# A run is looked at only when it holds one of these (kept short: each is a risk word's stem).
+# A run is looked at only when it holds one of these (kept short: each is a risk word's stem, or
+# a word that no ordinary English word holds, such as "wantto").
 _RISK_STEM = re.compile(
     r"kill|die|dying|dead|suicid|unaliv|kms|kys|myself|life|live|alive|exist|disappear|"
-    r"vanish|jump|hang|overdos|wrist|bleed|wake"
+    r"vanish|jump|hang|overdos|wrist|bleed|wake|anymore|wantto|wanna|gonna|xiang|zisha"
 )
 # A run of letters as the normalised text has it: casefolded, apostrophes dropped.
 RUN = re.compile(rf"(?<![a-z0-9])[a-z]{{{MIN_RUN},{MAX_RUN}}}(?![a-z0-9])")

@@ -289,6 +289,8 @@ def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
         ("iwanttodie", "explicit_intent"),
         ("idontwanttobealiveanymore", "explicit_intent"),
         ("killmyselfrn", "explicit_intent"),
+        ("icantdothisanymore", "explicit_intent"),
+        ("woxiangsi", "slang"),  # pinyin typed without spaces
         ("ngl gonna kms tonight", "slang"),
         # Emoji stand-ins, read as the word they stand for.
         ("gonna 🚆 tonight", "explicit_intent"),
@@ -344,6 +346,9 @@ def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, s
         "想4点出门",
         "想s码的衣服",
         "wo xiang si ni le",
+        "woxiangsini",
+        "thisclassiskillingme lol",
+        "iwanttodieofembarrassment",
         "我想si你了",
     ],
 )
