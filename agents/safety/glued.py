@@ -110,11 +110,14 @@ def split_run(run: str, data_dir: Path = DATA_DIR) -> str:
 # is a whole run: `[a-z]*` reaches back to the run's first letter and on to its last). It runs
 # over UTF-8 bytes: a run is ASCII, so it is spliced as bytes, and the binding's mapping of a
 # str match's offsets back to characters (which costs more than the search) is never needed.
-# A stem of k letters in a run of MIN_RUN has at least half of the other MIN_RUN - k letters on
-# one side of it: asking for that keeps short words ("die", "life", "killing") out of the pass.
+# A stem in a run of MIN_RUN letters or more: some b letters before it and a after it, with
+# b + a = MIN_RUN - len(stem). Asking for that keeps short words ("killing", "life") out of
+# the pass.
 def _stem_in_run(stem: str) -> str:
-    side = -(-(MIN_RUN - len(stem)) // 2)  # half the other letters, rounded up
-    return f"[a-z]{{{side}}}{stem}|{stem}[a-z]{{{side}}}"
+    others = max(0, MIN_RUN - len(stem))
+    return "|".join(
+        f"[a-z]{{{before}}}{stem}[a-z]{{{others - before}}}" for before in range(others + 1)
+    )
 
 
 _STEM_IN_RUN = "|".join(map(_stem_in_run, _RISK_STEM.pattern.split("|")))
