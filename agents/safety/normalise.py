@@ -91,6 +91,47 @@ _TONES = {
     for plain, marks in (("a", "āáǎà"), ("e", "ēéěè"), ("i", "īíǐì"), ("o", "ōóǒò"), ("u", "ūúǔù"))
     for marked in marks
 } | {ord(marked): "ü" for marked in "ǖǘǚǜ"}
+# Cyrillic and Greek letters that look like latin ones, put into an English word to dodge a
+# filter ("kіll", "wаnt" with a Cyrillic і, а): folded only inside a word that mixes them with
+# latin letters, so Russian or Greek words stay as they are.
+_HOMOGLYPHS = {
+    ord(lookalike): latin
+    for latin, lookalikes in (
+        ("a", "аα"),
+        ("c", "с"),
+        ("d", "ԁ"),
+        ("e", "еёε"),
+        ("h", "һ"),
+        ("i", "іїι"),
+        ("j", "ј"),
+        ("k", "кκ"),
+        ("l", "ӏ"),
+        ("m", "м"),
+        ("o", "оο"),
+        ("p", "рρ"),
+        ("s", "ѕ"),
+        ("u", "υ"),
+        ("v", "ν"),
+        ("w", "ԝ"),
+        ("x", "хχ"),
+        ("y", "у"),
+    )
+    for lookalike in lookalikes
+}
+_HOMOGLYPH_CLASS = "".join(map(chr, _HOMOGLYPHS))
+_HOMOGLYPH = re.compile(f"[{_HOMOGLYPH_CLASS}]")
+_MIXED_WORD = re.compile(
+    rf"[^\W\d_]*(?:[a-z][^\W\d_]*[{_HOMOGLYPH_CLASS}]|[{_HOMOGLYPH_CLASS}][^\W\d_]*[a-z])[^\W\d_]*"
+)
+# "2" for "to" after a wish or a plan ("want 2 die", "iwant2die"): glued on both sides it
+# stays glued, so the glued-words step can split the phrase.
+_TWO_AS_TO = re.compile(r"(?<=want|need|oing|onna|anna|eady|bout|ying|erve)( ?)2( ?)(?=[a-z])")
+
+
+def _two_as_to(found: re.Match[str]) -> str:
+    return "to" if not found.group(1) and not found.group(2) else " to "
+
+
 # A character written as its parts to dodge a filter ("歹匕" for 死).
 _SPLIT_CHARACTERS = {"歹匕": "死"}
 _LEET = str.maketrans(
@@ -229,6 +270,8 @@ def normalise(text: str) -> str:
         # which looks every character up in the table (0.4 ms on 2,000 Chinese characters).
         table = _folds()
         folded = _fold_chars().sub(lambda found: table[ord(found.group())], folded)
+    if not folded.isascii() and _HOMOGLYPH.search(folded):
+        folded = _MIXED_WORD.sub(lambda found: found.group().translate(_HOMOGLYPHS), folded)
     if any(emoji in folded for emoji in _EMOJI_WORDS):  # `in` is C-level; a regex, 0.1 ms
         folded = _EMOJI_AS_ACT.sub(r"\1 jump ", folded)
         folded = _EMOJI.sub(_emoji_word, folded)
@@ -237,6 +280,8 @@ def normalise(text: str) -> str:
             folded = folded.replace(parts, character)
     if "'" in folded or "’" in folded:
         folded = _APOSTROPHE.sub("", folded)
+    if "2" in folded:
+        folded = _TWO_AS_TO.sub(_two_as_to, folded)
     if _LEET_WORD_RE2.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
     if _SPLIT_LETTERS_RE2.search(folded):

@@ -82,6 +82,8 @@ def test_false_alarms_stay_at_or_under_two_percent(
         ("wǒ xiǎng sǐ", "wo xiang si"),  # pinyin tone marks
         ("想歹匕", "想死"),  # a character split into its parts
         ("iwanttodie", "i want to die"),  # glued words
+        ("kіll муself, мир", "kill myself | мир"),  # homoglyphs, only in words mixing scripts
+        ("want 2 go", "want to go"),
         ("ImGonnaKillMyself", "im gonna kill myself"),
         ("deadline lifestyle notwithstanding", "deadline lifestyle notwithstanding"),
         ("I don't", "i dont"),
@@ -290,6 +292,10 @@ def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
         ("idontwanttobealiveanymore", "explicit_intent"),
         ("killmyselfrn", "explicit_intent"),
         ("icantdothisanymore", "explicit_intent"),
+        ("i want 2 die", "explicit_intent"),  # "2" for "to"
+        ("iwant2die", "explicit_intent"),
+        # Cyrillic letters that look latin, put into English words.
+        ("i wаnt to kіll myself", "explicit_intent"),
         ("woxiangsi", "slang"),  # pinyin typed without spaces
         ("ngl gonna kms tonight", "slang"),
         # Emoji stand-ins, read as the word they stand for.
@@ -349,6 +355,9 @@ def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, s
         "woxiangsini",
         "thisclassiskillingme lol",
         "iwanttodieofembarrassment",
+        "i want 2 tickets for friday",
+        # Russian stays Russian: only words that mix scripts are folded.
+        "привет, как дела? all good here",
         "我想si你了",
     ],
 )
