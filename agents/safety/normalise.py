@@ -55,6 +55,14 @@ _EMOJI_WORDS: dict[str, tuple[str, str]] = {
     "⚰": ("die", "死"),
 }
 _EMOJI = re.compile("|".join(map(re.escape, _EMOJI_WORDS)))  # slow: run only when one is in
+# The same in Chinese: right after 想/要… and at a clause's end ("想🪢，不想再熬了", "想🏢了"),
+# a rope, a building, a bridge or a train stands for the act.
+_ZH_ACTS = {"🪢": "上吊", "🏢": "跳楼", "🏙": "跳楼", "🌉": "跳桥"} | dict.fromkeys(
+    "🚆🚂🚄🚅🚈", "卧轨"
+)
+_ZH_EMOJI_AS_ACT = re.compile(
+    rf"(?<=想|要|去)([{''.join(_ZH_ACTS)}])\ufe0f?(?=[^\w{_CJK_CLASS}]|$|了|吧|算了)"
+)
 # What may stand between an emoji and the word it is read with: spaces, other emoji, and the
 # variation selector.
 _EMOJI_GAP = frozenset(" \ufe0f").union(_EMOJI_WORDS)
@@ -274,6 +282,7 @@ def normalise(text: str) -> str:
         folded = _MIXED_WORD.sub(lambda found: found.group().translate(_HOMOGLYPHS), folded)
     if any(emoji in folded for emoji in _EMOJI_WORDS):  # `in` is C-level; a regex, 0.1 ms
         folded = _EMOJI_AS_ACT.sub(r"\1 jump ", folded)
+        folded = _ZH_EMOJI_AS_ACT.sub(lambda found: _ZH_ACTS[found.group(1)], folded)
         folded = _EMOJI.sub(_emoji_word, folded)
     for parts, character in _SPLIT_CHARACTERS.items():
         if parts in folded:

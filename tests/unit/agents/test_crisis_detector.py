@@ -314,6 +314,7 @@ def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
         ("想跳🏢🏢🏢", "method"),  # next to Chinese, an emoji reads as the Chinese word
         ("我把💊都吃了", "method"),
         ("好想🔪自己", "self_harm"),
+        ("想🪢，不想再熬了", "method"),  # after 想 at a clause's end: the act (上吊)
     ],
 )
 def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, signal: str) -> None:
@@ -346,6 +347,8 @@ def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, s
         # 4 o'clock, size S.
         "笑🪦了",  # 笑死了: laughing
         "今天去🏢上班",
+        "我想🚆回家",
+        "买了🪢晾衣服",
         "我买了个紫砂壶",
         "zisha teapot from yixing",
         "我想4你了",

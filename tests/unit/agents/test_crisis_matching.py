@@ -141,6 +141,7 @@ def _plain_normalise(text: str) -> str:
     folded = m._INVISIBLE.sub("", text).casefold().translate(m._folds())
     folded = m._MIXED_WORD.sub(lambda found: found.group().translate(m._HOMOGLYPHS), folded)
     folded = m._EMOJI_AS_ACT.sub(r"\1 jump ", folded)
+    folded = m._ZH_EMOJI_AS_ACT.sub(lambda found: m._ZH_ACTS[found.group(1)], folded)
     folded = m._EMOJI.sub(m._emoji_word, folded)
     for parts, character in m._SPLIT_CHARACTERS.items():
         folded = folded.replace(parts, character)
@@ -163,7 +164,20 @@ def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
     pieces += ["\u200b", "\u00ad", "💊", "🔪", "é", "ﬁ", "²", "e\u0301", "，\u0301", "ß", "İ"]
     # emoji stand-ins, tone marks, a split character, and words that glue into phrases
     pieces += ["🚆", "🪦", "⚰️", "gonna", "want to", "ǒ", "Ǐ", "歹", "匕", "kill", "die", "myself"]
-    pieces += ["і", "а", "о", "α", "κ", "2", "want", "привет"]  # homoglyphs, "2" for "to"
+    pieces += [
+        "і",
+        "а",
+        "о",
+        "α",
+        "κ",
+        "2",
+        "want",
+        "привет",
+        "🪢",
+        "🏢",
+        "要",
+        "了",
+    ]  # homoglyphs, "2" for "to"
     rng = random.Random(6)
     probes = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
     differ = [text for text in [*texts, *probes] if normalise(text) != _plain_normalise(text)]
