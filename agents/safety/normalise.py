@@ -134,6 +134,7 @@ _MIXED_WORD = re.compile(
 # "2" for "to" after a wish or a plan ("want 2 die", "iwant2die"): glued on both sides it
 # stays glued, so the glued-words step can split the phrase.
 _TWO_AS_TO = re.compile(r"(?<=want|need|oing|onna|anna|eady|bout|ying|erve)( ?)2( ?)(?=[a-z])")
+_TWO_AS_TO_RE2 = re2.compile(r"(?:want|need|oing|onna|anna|eady|bout|ying|erve) ?2 ?[a-z]")
 
 
 def _two_as_to(found: re.Match[str]) -> str:
@@ -289,7 +290,7 @@ def normalise(text: str) -> str:
             folded = folded.replace(parts, character)
     if "'" in folded or "’" in folded:
         folded = _APOSTROPHE.sub("", folded)
-    if "2" in folded:
+    if "2" in folded and _TWO_AS_TO_RE2.search(folded):
         folded = _TWO_AS_TO.sub(_two_as_to, folded)
     if _LEET_WORD_RE2.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
