@@ -2,7 +2,8 @@
 
 Layers, in order:
 1. normalise the message into one view (normalise.py: width, case, zero-width characters,
-   traditional characters, leetspeak, emoji stand-ins, split letters, repeated characters);
+   traditional characters, pinyin tone marks, leetspeak, emoji stand-ins, split letters, glued
+   words, repeated characters);
 2. match the structured lexicon (lexicon.py, `data/crisis_lexicon_{lang}.txt`) by signal;
 3. combine: a strong signal fires on its own, a means word fires only with access to it or
    intent to use it (`means_plan`), the bare word ("suicide", "自杀") fires only when the
