@@ -50,6 +50,11 @@ class AgentDeps:
 
     model: BaseLlm
     wisdom: WisdomIndex
+    # The process's one crisis detector (CONFIDANT_CRISIS_MODEL picks lexicon + n-gram model or
+    # the lexicon alone): the guard plugin and the relationship router ask it, and the composition
+    # root hands the same one to the quota gate and the rate limits. No default, so that nothing
+    # silently builds a second detector that differs from the composition root's.
+    crisis_detector: CrisisDetector
     embedder: Embedder | None = None  # text embeddings (memory search); None where unused
     models: ModelResolver | None = None  # models per agent role; None: `model` everywhere
     relationship: RelationshipService | None = None  # persons and self-profile (issue 9)
@@ -59,10 +64,6 @@ class AgentDeps:
     taskflow_limits: TaskflowLimits = field(default_factory=TaskflowLimits)
     # The crisis guard's optional second layer (CONFIDANT_CRISIS_CLASSIFIER); None = lexicon only.
     crisis_classifier: CrisisClassifier | None = None
-    # The process's one crisis detector (CONFIDANT_CRISIS_MODEL picks lexicon + n-gram model or
-    # the lexicon alone): the guard plugin and the relationship router ask it, and the composition
-    # root hands the same one to the quota gate and the rate limits. Default: the lexicon alone.
-    crisis_detector: CrisisDetector = field(default_factory=CrisisDetector)
     protocol_timeout_s: float = 3600.0  # a protocol left this long asks to confirm (issue 10)
     mcp: ToolsetProvider | None = None  # MCP toolsets of the apps' agent configs (issue 12)
 

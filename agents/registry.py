@@ -90,6 +90,8 @@ class Route:
     responses: Mapping[int, RouteReply] = field(default_factory=lambda: {200: None})
     errors: tuple[int, ...] = ()  # statuses besides those every route of its access may give
     access: Literal["user", "admin", "public"] = "user"
+    # False: never refused for the request rate (http/limits.py), e.g. the liveness probe.
+    rate_limited: bool = True
 
 
 @dataclass(frozen=True)

@@ -82,7 +82,10 @@ def _settings(prefix: str) -> Settings:
     )
 
 
-async def _turn(runtime: Runtime, app: str, user: str, session: str, message: str) -> float:
+async def _turn(
+    runtime: Runtime, app: str, user: str, session: str, message: str
+) -> tuple[float, float]:
+    """(seconds from `prepare` to the stream's end, the `perf_counter` at that end)."""
     request = parse_chat_request(
         {"message": message, "session_id": session, "app": app},
         default_app=app,
@@ -94,12 +97,12 @@ async def _turn(runtime: Runtime, app: str, user: str, session: str, message: st
     prepared = await runtime.chat.prepare(user, request)
     async for _ in prepared.stream():
         pass
-    elapsed = time.perf_counter() - started  # what the user waits for: start to [DONE]
+    ended = time.perf_counter()  # what the user waits for: start to [DONE]
     if prepared.result.error is not None:
         raise RuntimeError(prepared.result.error.message)
     # The publish runs after the reply; let it finish so it never bleeds into the next turn.
     await asyncio.gather(*list(_turns_in_flight))
-    return elapsed
+    return ended - started, ended
 
 
 def _topics(prefix: str, push_to: str | None) -> None:
@@ -126,7 +129,8 @@ async def added_cost(turns: int, log) -> dict[str, float]:  # type: ignore[no-un
             for app in apps:
                 # A new session each round: the turn's own cost, not a growing window.
                 session = f"{app}-{index}"
-                times[app].append(await _turn(runtime, app, user, session, MESSAGES[index % 3]))
+                elapsed, _ = await _turn(runtime, app, user, session, MESSAGES[index % 3])
+                times[app].append(elapsed)
         log(f"  turns: {turns} per app")
     finally:
         await runtime.close()
@@ -169,8 +173,8 @@ async def lag(turns: int, jobs_url: str, log) -> dict[str, list[float]]:  # type
         await asyncio.sleep(2)
         for index in range(turns):
             user = f"lag-{uuid.uuid4().hex[:8]}"
-            await _turn(runtime, WITH_JOBS, user, "s", MESSAGES[index % 3])
-            finished = time.perf_counter()
+            # From the reply's end: the publish that follows it is part of the lag.
+            _, finished = await _turn(runtime, WITH_JOBS, user, "s", MESSAGES[index % 3])
             job = recorder.last("emotion")
             pending = set(KINDS)
             deadline = finished + 30
@@ -327,8 +331,9 @@ def _section(args: argparse.Namespace, cost: dict, lags: dict, tp: dict, seconds
         " outbox documents in its one commit; the publish runs after the reply's last byte"
         " (the outbox already holds the jobs) and is left out of the turn's time by waiting"
         " for it before the next turn starts; a ratio near zero is within the run's noise. The"
-        " lag runs from the end of the reply (sent after the commit; the publish follows it)"
-        " to the document being readable, polled every 10 ms, and includes the emulator's push"
+        " lag runs from the end of the reply (sent after the commit) to the document being"
+        " readable, polled every 10 ms, and includes the publish that follows the reply, the"
+        " emulator's push"
         " delivery, the job server's handling (the offline model answers at once; a real model"
         " adds its latency) and the transaction. The summary lags behind the emotion because"
         " each summary step reads the session's events. Throughput is bounded by this 2-core"

@@ -1,6 +1,8 @@
 """What the unified profile adds to a turn, on the Firestore emulator (issue 10).
 
-Three kinds of turn, interleaved round by round in one process against one emulator:
+Three kinds of turn, interleaved round by round (in a shuffled order each round, so drift and
+whatever the previous turn left behind fall on every kind alike) in one process against one
+emulator:
 
     plain     lease the session, commit one event (the platform's fast path)
     profile   the same, with the profile read alongside the lease (`profile` context source)
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import time
 from collections import Counter
@@ -67,9 +70,10 @@ async def measure(rounds: int) -> None:
     counter.install()
     times: dict[str, list[float]] = {kind: [] for kind in KINDS}
     counts: dict[str, Counter[str]] = {kind: Counter() for kind in KINDS}
+    order = random.Random(20261123)
     try:
         for n in range(rounds + 5):
-            for kind in KINDS:
+            for kind in order.sample(KINDS, len(KINDS)):
                 before = counter.snapshot()
                 start = time.perf_counter()
                 await _turn(service, kind, n)

@@ -73,7 +73,15 @@ async def _turn(client: httpx.AsyncClient, path: str, body: dict[str, str]) -> t
 async def run(turns: int, warmup: int) -> str:
     model = RecordingLlm()
     with tempfile.TemporaryDirectory() as tmp:
-        runtime = build_runtime(Settings(sqlite_path=str(Path(tmp) / "b.db")), model=model)
+        # One user sends every turn back to back: the per-user rate limit (300/min, burst 60)
+        # and the free tier's daily turns would refuse a run of more than a few dozen rounds.
+        settings = Settings(
+            sqlite_path=str(Path(tmp) / "b.db"),
+            rate_limit_user_per_min=0,
+            rate_limit_ip_per_min=0,
+            default_tier="unlimited",
+        )
+        runtime = build_runtime(settings, model=model)
         client = _client(runtime)
         try:
             for _ in range(warmup):

@@ -180,7 +180,7 @@ class Settings(BaseSettings):
     artifacts_dir: str | None = None  # default: `artifacts/` next to the SQLite file
     artifacts_bucket: str | None = None
     # Post-turn jobs (issue 7): job service, outbox sweep.
-    job_deadline_s: float = 50.0  # one job attempt's limit; keep below the ack deadline (60 s)
+    job_deadline_s: float = 50.0  # one job attempt's limit; below the ack deadline (infra: 300 s)
     job_publish_timeout_s: float = 10.0  # how long a turn waits for Pub/Sub to accept its jobs
     sweep_limit: int = 100  # outbox entries one sweep republishes at most (oldest first)
     sweep_grace_s: float = 120.0  # an entry still pending after this is republished

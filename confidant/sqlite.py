@@ -57,12 +57,17 @@ class SqliteFile:
         self.path = path
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        # Reads take no `_lock`: concurrent first uses must still open one connection, not one
+        # each (the others would be left open, unclosed by `close`).
+        self._opening = asyncio.Lock()
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            conn = await open_sqlite(self.path, self.schema)
-            conn.row_factory = aiosqlite.Row  # rows by column name or by position
-            self._conn = conn
+            async with self._opening:
+                if self._conn is None:
+                    conn = await open_sqlite(self.path, self.schema)
+                    conn.row_factory = aiosqlite.Row  # rows by column name or by position
+                    self._conn = conn
         return self._conn
 
     async def close(self) -> None:

@@ -24,7 +24,9 @@ async def warm_up(deps: AgentDeps, app_name: str) -> str:
     Returns the reply, so callers (and tests) can see the turn really ran.
     """
     started = time.perf_counter()
-    offline = AgentDeps(model=OfflineModel(), wisdom=deps.wisdom)
+    offline = AgentDeps(
+        model=OfflineModel(), wisdom=deps.wisdom, crisis_detector=deps.crisis_detector
+    )
     context = TurnContext(user_id=_WARMUP_USER, session_id=_WARMUP_USER, locale="en")
     runner = Runner(
         app=agents.build_app(app_name, offline, context),

@@ -24,12 +24,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from agents.registry import Route
 from agents.relationship.roles import STRATEGY_MODES
 from confidant.chat.requests import ChatBody, ChatRequest, parse_chat_request
 from confidant.errors import BadRequestError, ConfidantError
+from confidant.http.routing import json_reply
 from confidant.relationship.records import (
     Person,
     PersonFields,
@@ -78,10 +79,6 @@ def _service(call: Any) -> RelationshipService:
     return service
 
 
-def _json(model: BaseModel, status: int = 200) -> Response:
-    return JSONResponse(model.model_dump(mode="json"), status_code=status)
-
-
 def strategy_request(body: Any, call: Any) -> ChatRequest:
     """The chat body of a strategy endpoint, its options forcing the path's specialist."""
     from agents.relationship.agent import APP_NAME
@@ -110,23 +107,23 @@ async def strategy(call: Any) -> Response:
 
 
 async def list_persons(call: Any) -> Response:
-    return _json(PersonList(persons=await _service(call).list_persons(call.user_id)))
+    return json_reply(PersonList(persons=await _service(call).list_persons(call.user_id)))
 
 
 async def create_person(call: Any) -> Response:
     person = await _service(call).create_person(call.user_id, call.body.model_dump())
-    return _json(person, 201)
+    return json_reply(person, 201)
 
 
 async def get_person(call: Any) -> Response:
-    return _json(await _service(call).get_person(call.user_id, call.params.person_id))
+    return json_reply(await _service(call).get_person(call.user_id, call.params.person_id))
 
 
 async def replace_person(call: Any) -> Response:
     person = await _service(call).replace_person(
         call.user_id, call.params.person_id, call.body.model_dump()
     )
-    return _json(person)
+    return json_reply(person)
 
 
 async def delete_person(call: Any) -> Response:
@@ -135,12 +132,12 @@ async def delete_person(call: Any) -> Response:
 
 
 async def get_self_profile(call: Any) -> Response:
-    return _json(await _service(call).get_self_profile(call.user_id))
+    return json_reply(await _service(call).get_self_profile(call.user_id))
 
 
 async def replace_self_profile(call: Any) -> Response:
     profile = await _service(call).replace_self_profile(call.user_id, call.body.model_dump())
-    return _json(profile)
+    return json_reply(profile)
 
 
 async def list_proposals(call: Any) -> Response:
@@ -148,7 +145,7 @@ async def list_proposals(call: Any) -> Response:
     proposals = await _service(call).list_proposals(
         call.user_id, None if status == "all" else status
     )
-    return _json(ProposalList(proposals=proposals))
+    return json_reply(ProposalList(proposals=proposals))
 
 
 async def decide_proposal(call: Any) -> Response:
@@ -156,7 +153,7 @@ async def decide_proposal(call: Any) -> Response:
     proposal = await _service(call).decide(
         call.user_id, params.proposal_id, accept=params.verdict == "accept"
     )
-    return _json(proposal)
+    return json_reply(proposal)
 
 
 _PROFILE_BODY = {"body_limit": MAX_PROFILE_BODY_BYTES}

@@ -2,7 +2,8 @@
 
 Layers, in order:
 1. normalise the message into one view (normalise.py: width, case, zero-width characters,
-   traditional characters, leetspeak, emoji stand-ins, split letters, repeated characters);
+   traditional characters, pinyin tone marks, leetspeak, emoji stand-ins, split letters, glued
+   words, repeated characters);
 2. match the structured lexicon (lexicon.py, `data/crisis_lexicon_{lang}.txt`) by signal;
 3. combine: a strong signal fires on its own, a means word fires only with access to it or
    intent to use it (`means_plan`), the bare word ("suicide", "自杀") fires only when the
@@ -19,7 +20,6 @@ and the matches that were held back with the reason, so every decision can be ex
 from __future__ import annotations
 
 import bisect
-import math
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -48,20 +48,20 @@ from agents.safety.lexicon import (
     View,
     load_lexicons,
 )
-from agents.safety.ngram import NgramModel
+from agents.safety.ngram import NgramModel, language
 from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 _LATIN = re.compile(r"[a-z]")
 MODEL = "ngram_model"  # the signal name when the n-gram layer fires
-MODEL_VETO = "model_veto"  # the held-back reason when the n-gram layer overrules a weak match
-# Lexicon signals the n-gram layer may overrule: the combination rules (a means word with access
-# or intent, a death word with a wish) and the bare word, never a strong signal ("I want to
-# kill myself", a plan, a farewell, self-harm). Only when every window of the message reads as
-# plainly benign: VETO_MARGIN logit units under the model's threshold (5-fold CV on the training
-# sets: no risky case lost at 4-5 units, 2 units of slack kept; docs/safety.md).
-VETOABLE = frozenset({MEANS_PLAN, IDEATION, MENTION})
-VETO_MARGIN = 6.0
+MODEL_BENIGN = "model_benign"  # the reason when the n-gram layer holds a lexicon match back
+# What the n-gram layer may hold back when it reads the whole message as clearly benign ("two
+# years ago I wanted to kill myself, today…", "my student told me she wants to die"): wishes,
+# the bare word and slang. A means, a method, a plan, a farewell or an act of self-harm is
+# weighed by the lexicon's rules alone (cross-validation: the model vetoes those wrongly).
+MODEL_MAY_HOLD_BACK = frozenset(
+    {"explicit_intent", "passive_ideation", "burden", "slang", MENTION, IDEATION}
+)
 # Words that hold a negator but say "cannot help it": they never negate what follows.
 _NOT_NEGATION = re.compile(
     r"(?<![a-z])(cant|can not|cannot|couldnt|could not|wont|dont|never|not) (stop|help|resist|"
@@ -298,7 +298,7 @@ class CrisisDetector:
         if self._model is None:
             return detection
         if detection.risky:
-            return _vetoed(self._model, detection)
+            return _held_by_model(self._model, detection)
         return _by_model(self._model, detection)
 
     def _by_lexicon(self, view: str) -> Detection:
@@ -374,20 +374,16 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
 
 
-def _vetoed(model: NgramModel, detection: Detection) -> Detection:
-    """The lexicon fired on weak signals only: the model holds them back when even the
-    message's riskiest window reads as plainly benign (VETO_MARGIN under its threshold)."""
-    if not set(detection.signals) <= VETOABLE:
+def _held_by_model(model: NgramModel, detection: Detection) -> Detection:
+    """The lexicon fired on wishes or words alone, and the model reads every window of the
+    message as far from risky: it holds the matches back (and says so)."""
+    level = model.vetoes.get(language(detection.view), 0.0)
+    if not level or not MODEL_MAY_HOLD_BACK.issuperset(detection.signals):
         return detection
-    if _logit(model.riskiest(detection.view).probability) >= _logit(model.threshold) - VETO_MARGIN:
+    if model.riskiest(detection.view).probability >= level:
         return detection
-    vetoed = tuple((match, MODEL_VETO) for match in detection.matches)
-    return Detection(False, (), (), detection.held_back + vetoed, detection.view)
-
-
-def _logit(probability: float) -> float:
-    probability = min(max(probability, 1e-12), 1 - 1e-12)
-    return math.log(probability / (1 - probability))
+    held = detection.held_back + tuple((match, MODEL_BENIGN) for match in detection.matches)
+    return Detection(False, (), (), held, detection.view)
 
 
 def _around(view: str, starts: list[int], marks: list[int]) -> str:

@@ -1,9 +1,11 @@
 """Normalisation of a message into the one string every crisis pattern is matched against.
 
 The *view* of a message is: NFKC (full-width to half-width), casefold, format characters
-(zero-width spaces) dropped, traditional Chinese folded to simplified, emoji stand-ins and
-leetspeak spelled out, letters separated to dodge filters joined again ("k i l l", "w-a-n-t"),
-runs of one repeated character shortened ("diiiie", "死死死死"), and punctuation dropped except
+(zero-width spaces) dropped, traditional Chinese folded to simplified and pinyin tone marks to
+plain letters, emoji stand-ins (in English, or in Chinese next to a Chinese character), split
+characters ("歹匕") and leetspeak spelled out, letters separated to dodge filters joined again
+("k i l l", "w-a-n-t"), words glued together split ("iwanttodie", glued.py), runs of one
+repeated character shortened ("diiiie", "死死死死"), and punctuation dropped except
 clause ends, which become `|` so a pattern never spans two clauses. Latin words are separated
 by one space; CJK characters are glued together (and to adjacent latin words), so "自 杀" and
 "自-殺" both read "自杀".
@@ -18,14 +20,129 @@ from pathlib import Path
 
 import re2
 
+from agents.safety.glued import split_glued
+
 DATA_DIR = Path(__file__).parent / "data"
 VARIANTS_FILE = "zh_variants.txt"
 CLAUSE_MARK = "|"
 
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
-# Emoji people use in place of a means word.
-_EMOJI_WORDS = {"💊": " pills ", "🔪": " knife ", "🪢": " rope ", "🔫": " gun ", "🩸": " blood "}
+# Emoji people use in place of a word: a means (read as the word, so a means emoji alone does
+# not fire, as a means word alone does not), or death ("want to 🪦"), in English, or in
+# Chinese next to a Chinese character ("想跳🏢" reads "想跳楼"). 💀 and ☠️ are left out: they
+# mostly say "I'm dead (laughing)".
+_EMOJI_WORDS: dict[str, tuple[str, str]] = {
+    "💊": ("pills", "药"),
+    "🔪": ("knife", "刀"),
+    "🗡": ("knife", "刀"),
+    "🪒": ("razor", "刀片"),
+    "🪢": ("rope", "绳子"),
+    "🔫": ("gun", "枪"),
+    "🩸": ("blood", "血"),
+    "🚆": ("train", "火车"),
+    "🚂": ("train", "火车"),
+    "🚄": ("train", "火车"),
+    "🚅": ("train", "火车"),
+    "🚇": ("train", "地铁"),
+    "🚈": ("train", "火车"),
+    "🛤": ("train tracks", "铁轨"),
+    "🌉": ("bridge", "桥"),
+    "🏢": ("building", "楼"),
+    "🏙": ("building", "楼"),
+    "🧗": ("climb", "爬"),
+    "🪦": ("die", "死"),
+    "⚰": ("die", "死"),
+}
+_EMOJI = re.compile("|".join(map(re.escape, _EMOJI_WORDS)))  # slow: run only when one is in
+# The same in Chinese: right after 想/要… and at a clause's end ("想🪢，不想再熬了", "想🏢了"),
+# a rope, a building, a bridge or a train stands for the act.
+_ZH_ACTS = {"🪢": "上吊", "🏢": "跳楼", "🏙": "跳楼", "🌉": "跳桥"} | dict.fromkeys(
+    "🚆🚂🚄🚅🚈", "卧轨"
+)
+_ZH_EMOJI_AS_ACT = re.compile(
+    rf"(?<=想|要|去)([{''.join(_ZH_ACTS)}])\ufe0f?(?=[^\w{_CJK_CLASS}]|$|了|吧|算了)"
+)
+# What may stand between an emoji and the word it is read with: spaces, other emoji, and the
+# variation selector.
+_EMOJI_GAP = frozenset(" \ufe0f").union(_EMOJI_WORDS)
+
+
+def _emoji_word(found: re.Match[str]) -> str:
+    """The word an emoji stands for: Chinese when the nearest character before it (or, at the
+    start, after it) is Chinese, else English."""
+    text, start, end = found.string, found.start(), found.end()
+    while start and text[start - 1] in _EMOJI_GAP:
+        start -= 1
+    if start:
+        neighbour = text[start - 1]
+    else:
+        while end < len(text) and text[end] in _EMOJI_GAP:
+            end += 1
+        neighbour = text[end] if end < len(text) else ""
+    english, chinese = _EMOJI_WORDS[found.group()]
+    return chinese if _CJK_RE.match(neighbour) else f" {english} "
+
+
+# A place or a train right after a wish or a plan ("gonna 🌉 tonight", "wanna 🚆") stands for
+# the act: read as "jump", which the lexicon weighs like the word. Not after "need to", "gotta"
+# or "about to", which mostly mean taking the train.
+_JUMP_EMOJI = "🚆🚂🚄🚅🚇🚈🛤🌉🏢🏙"
+_EMOJI_AS_ACT = re.compile(
+    r"(?<![a-z])(gonna|wanna|tryna|finna|going to|want to|ready to|plan to|planning to) ?"
+    rf"[{_JUMP_EMOJI}]\ufe0f?(?: ?jump(?![a-z]))?"
+)
+# Pinyin with its tone marks ("wǒ xiǎng sǐ") reads as plain pinyin ("wo xiang si"): folded
+# with the traditional characters, in the same pass.
+_TONES = {
+    ord(marked): plain
+    for plain, marks in (("a", "āáǎà"), ("e", "ēéěè"), ("i", "īíǐì"), ("o", "ōóǒò"), ("u", "ūúǔù"))
+    for marked in marks
+} | {ord(marked): "ü" for marked in "ǖǘǚǜ"}
+# Cyrillic and Greek letters that look like latin ones, put into an English word to dodge a
+# filter ("kіll", "wаnt" with a Cyrillic і, а): folded only inside a word that mixes them with
+# latin letters, so Russian or Greek words stay as they are.
+_HOMOGLYPHS = {
+    ord(lookalike): latin
+    for latin, lookalikes in (
+        ("a", "аα"),
+        ("c", "с"),
+        ("d", "ԁ"),
+        ("e", "еёε"),
+        ("h", "һ"),
+        ("i", "іїι"),
+        ("j", "ј"),
+        ("k", "кκ"),
+        ("l", "ӏ"),
+        ("m", "м"),
+        ("o", "оο"),
+        ("p", "рρ"),
+        ("s", "ѕ"),
+        ("u", "υ"),
+        ("v", "ν"),
+        ("w", "ԝ"),
+        ("x", "хχ"),
+        ("y", "у"),
+    )
+    for lookalike in lookalikes
+}
+_HOMOGLYPH_CLASS = "".join(map(chr, _HOMOGLYPHS))
+_HOMOGLYPH = re.compile(f"[{_HOMOGLYPH_CLASS}]")
+_MIXED_WORD = re.compile(
+    rf"[^\W\d_]*(?:[a-z][^\W\d_]*[{_HOMOGLYPH_CLASS}]|[{_HOMOGLYPH_CLASS}][^\W\d_]*[a-z])[^\W\d_]*"
+)
+# "2" for "to" after a wish or a plan ("want 2 die", "iwant2die"): glued on both sides it
+# stays glued, so the glued-words step can split the phrase.
+_TWO_AS_TO = re.compile(r"(?<=want|need|oing|onna|anna|eady|bout|ying|erve)( ?)2( ?)(?=[a-z])")
+_TWO_AS_TO_RE2 = re2.compile(r"(?:want|need|oing|onna|anna|eady|bout|ying|erve) ?2 ?[a-z]")
+
+
+def _two_as_to(found: re.Match[str]) -> str:
+    return "to" if not found.group(1) and not found.group(2) else " to "
+
+
+# A character written as its parts to dodge a filter ("歹匕" for 死).
+_SPLIT_CHARACTERS = {"歹匕": "死"}
 _LEET = str.maketrans(
     {
         "0": "o",
@@ -69,10 +186,16 @@ def _variants(data_dir: Path = DATA_DIR) -> dict[int, str]:
 
 
 @cache
-def _variant_chars(data_dir: Path = DATA_DIR) -> re.Pattern[str]:
-    """Any traditional character the table folds: most messages hold none or a few, so C-level
-    searches spare the per-character translate."""
-    return re.compile(f"[{re.escape(''.join(map(chr, _variants(data_dir))))}]")
+def _folds(data_dir: Path = DATA_DIR) -> dict[int, str]:
+    """Characters folded one for one: traditional → simplified, tone-marked pinyin → plain."""
+    return _TONES | _variants(data_dir)
+
+
+@cache
+def _fold_chars(data_dir: Path = DATA_DIR) -> re.Pattern[str]:
+    """Any character `_folds` folds: most messages hold none or a few, so C-level searches
+    spare the per-character translate."""
+    return re.compile(f"[{re.escape(''.join(map(chr, _folds(data_dir))))}]")
 
 
 def contains_cjk(text: str) -> bool:
@@ -151,20 +274,29 @@ def normalise(text: str) -> str:
     if _INVISIBLE.search(folded):
         folded = _INVISIBLE.sub("", folded)
     folded = folded.casefold()
-    if _variant_chars().search(folded):
+    if _fold_chars().search(folded):
         # One pass over the few traditional characters found: the same as `str.translate`,
         # which looks every character up in the table (0.4 ms on 2,000 Chinese characters).
-        table = _variants()
-        folded = _variant_chars().sub(lambda found: table[ord(found.group())], folded)
-    for emoji, word in _EMOJI_WORDS.items():
-        if emoji in folded:
-            folded = folded.replace(emoji, word)
+        table = _folds()
+        folded = _fold_chars().sub(lambda found: table[ord(found.group())], folded)
+    if not folded.isascii() and _HOMOGLYPH.search(folded):
+        folded = _MIXED_WORD.sub(lambda found: found.group().translate(_HOMOGLYPHS), folded)
+    if any(emoji in folded for emoji in _EMOJI_WORDS):  # `in` is C-level; a regex, 0.1 ms
+        folded = _EMOJI_AS_ACT.sub(r"\1 jump ", folded)
+        folded = _ZH_EMOJI_AS_ACT.sub(lambda found: _ZH_ACTS[found.group(1)], folded)
+        folded = _EMOJI.sub(_emoji_word, folded)
+    for parts, character in _SPLIT_CHARACTERS.items():
+        if parts in folded:
+            folded = folded.replace(parts, character)
     if "'" in folded or "’" in folded:
         folded = _APOSTROPHE.sub("", folded)
+    if "2" in folded and _TWO_AS_TO_RE2.search(folded):
+        folded = _TWO_AS_TO.sub(_two_as_to, folded)
     if _LEET_WORD_RE2.search(folded):
         folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
     if _SPLIT_LETTERS_RE2.search(folded):
         folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+    folded = split_glued(folded)
     folded = _clause_ends(folded)
     if _has_triple(folded):
         folded = _REPEATS.sub(r"\1", folded)

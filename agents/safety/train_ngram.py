@@ -16,8 +16,12 @@ selection sets' look-alikes (`crisis_selection.jsonl`, `crisis_select_en.jsonl`,
 `crisis_select_zh.jsonl`; a case the lexicon fires on, or whose window holds what the lexicon
 held back, is not the model's) and fires on at most ORDINARY_BUDGET of the ordinary coaching
 text not trained on. The language's bias is then shifted so that the window fires at
-probability 0.5 there. The detector's veto of weak lexicon hits (detector.VETO_MARGIN under
-that threshold) is measured by `--cv`, never chosen here.
+probability 0.5 there.
+
+The veto level is chosen per language by k-fold cross-validation (VETO_FOLDS): each fold's
+model, thresholded as above, scores the held-out fold's cases that the lexicon fired on with
+signals the model may hold back (`detector.MODEL_MAY_HOLD_BACK`); the level is the highest at
+which it would have held back at most VETO_MISS_BUDGET of the risky cases the lexicon caught.
 """
 
 from __future__ import annotations
@@ -28,11 +32,11 @@ import json
 import math
 import random
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from agents.safety.detector import VETO_MARGIN, VETOABLE, CrisisDetector
+from agents.safety.detector import MODEL_MAY_HOLD_BACK, CrisisDetector
 from agents.safety.ngram import LANGS, MODEL_FILE, THRESHOLD, NgramModel, features, language
 from agents.safety.normalise import DATA_DIR, normalise
 
@@ -79,6 +83,11 @@ FALSE_ALARM_BUDGET = 0.02  # what the model may add, per language, on unseen loo
 # on 1.3% (en) in 5-fold CV, 0.5% on 0.7% (docs/safety.md).
 ORDINARY_BUDGET = 0.005
 MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fewer lookups)
+# The veto may cost at most this share of the risky cases the lexicon catches, per language,
+# in cross-validation (the levels tried are VETO_LEVELS, window probabilities after the shift).
+VETO_MISS_BUDGET = 0.005
+VETO_FOLDS = 5
+VETO_LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
 # picks, caught 2.5 points fewer risky zh cases than 8; 15 was no better).
 EPOCHS = 8
@@ -204,12 +213,11 @@ class Silent:
 
 
 class Passed(NamedTuple):
-    """What the lexicon made of a text: its language, what the model will see when the lexicon
-    is silent, and the view when it fired on signals the model may veto only."""
+    """What the lexicon made of a text: its language, and what the model will see when the
+    lexicon is silent (None: the lexicon fired)."""
 
     lang: str
     silent: Silent | None
-    weak: str | None = None
 
 
 def lexicon_pass(texts: list[str]) -> list[Passed]:
@@ -220,21 +228,80 @@ def lexicon_pass(texts: list[str]) -> list[Passed]:
         detection = lexicon.detect(text)
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
-        weak = detection.view if detection.risky and set(detection.signals) <= VETOABLE else None
-        passed.append(Passed(language(detection.view), silent, weak))
+        passed.append(Passed(language(detection.view), silent))
     return passed
 
 
 def fires(model: NgramModel, thresholds: dict[str, float], passed: Passed) -> bool:
-    """Whether the whole detector fires, the model at these (unshifted) logit thresholds: where
-    the lexicon is silent the model may fire, where it fired on weak signals only the model may
-    veto (VETO_MARGIN under the threshold), anything else the lexicon decided."""
-    lang, silent, weak = passed
-    if silent is not None:
-        return model_logit(model, silent) >= thresholds[lang]
-    if weak is not None:
-        return _logit(model.riskiest(weak).probability) >= thresholds[lang] - VETO_MARGIN
-    return True
+    """Whether the lexicon, or else the model at these (unshifted) logit thresholds, fires (the
+    veto is measured on its own, by `choose_vetoes`)."""
+    return passed.silent is None or model_logit(model, passed.silent) >= thresholds[passed.lang]
+
+
+def lexicon_fired(texts: list[str]) -> list[tuple[str, bool, str | None]]:
+    """Each text's language, whether the lexicon fires, and its view when it fires on signals
+    the model may hold back only (what a veto would weigh)."""
+    lexicon = CrisisDetector()
+    fired = []
+    for text in texts:
+        detection = lexicon.detect(text)
+        weighed = detection.risky and MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
+        fired.append(
+            (language(detection.view), detection.risky, detection.view if weighed else None)
+        )
+    return fired
+
+
+@dataclass(frozen=True)
+class VetoChoice:
+    levels: dict[str, float]
+    report: str
+
+
+def choose_vetoes(
+    training: list[dict],
+    always: list[Example],
+    groups: list[tuple[list[tuple[str, Silent | None]], float]],
+    folds: int = VETO_FOLDS,
+) -> VetoChoice:
+    """Per language, the highest VETO_LEVELS level at which the fold models would have held
+    back at most VETO_MISS_BUDGET of the risky cases the lexicon caught in their folds."""
+    written = examples(training)
+    fired = lexicon_fired([case["text"] for case in training])
+    scored: list[tuple[str, bool, float]] = []  # language, risky, riskiest window's probability
+    caught: Counter[str] = Counter()
+    for fold in range(folds):
+        model = train([c for i, c in enumerate(written) if i % folds != fold] + always, EPOCHS)
+        model = at_thresholds(model, choose_thresholds(model, groups))
+        for index in range(fold, len(training), folds):
+            lang, risky, view = fired[index]
+            caught[lang] += risky and bool(training[index]["risky"])
+            if view is not None:
+                risky_case = bool(training[index]["risky"])
+                scored.append((lang, risky_case, model.riskiest(view).probability))
+    levels: dict[str, float] = {}
+    lines = []
+    for lang in LANGS:
+        allowed = int(VETO_MISS_BUDGET * caught[lang])
+        level = 0.0
+        for candidate in VETO_LEVELS:
+            lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < candidate)
+            if lost > allowed:
+                break
+            level = candidate
+        lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < level)
+        spared = sum(1 for lg, risky, p in scored if lg == lang and not risky and p < level)
+        false_alarms = sum(
+            1
+            for (lg, fires, _), case in zip(fired, training, strict=True)
+            if lg == lang and fires and not case["risky"]
+        )
+        levels[lang] = level
+        lines.append(
+            f"  {lang} veto below {level}: {folds}-fold, of the lexicon's {false_alarms} false "
+            f"alarms {spared} held back, of its {caught[lang]} risky catches {lost} lost"
+        )
+    return VetoChoice(levels, "\n".join(lines))
 
 
 def model_logit(model: NgramModel, silent: Silent | None) -> float:
@@ -260,7 +327,7 @@ def choose_thresholds(
 
 def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for lang, silent, _ in passed:
+    for lang, silent in passed:
         logits[lang].append(model_logit(model, silent))
     thresholds = {}
     for lang in LANGS:
@@ -377,7 +444,7 @@ def cross_validate(data: Path, folds: int) -> None:
     ordinary folds with the other threshold text, then measured on its folds: recall and false
     alarms of the whole detector on the written cases (the development set, which the lexicon
     was tuned to catch entirely, apart), how often it fires on ordinary messages no part of the
-    fold's training or threshold saw, and what the veto changed."""
+    fold's training or threshold saw (without the veto, which `choose_vetoes` measures)."""
     training, _ = unseen_cases(data, TRAINING_SETS)
     selection, _ = unseen_cases(data, SELECTION_SETS)
     ordinary, _ = unseen_cases(data, ORDINARY_SETS)
@@ -416,16 +483,15 @@ def cross_validate(data: Path, folds: int) -> None:
             totals[case.lang, kind] += 1
             totals[case.lang, f"{kind} lexicon"] += case.silent is None
             totals[case.lang, f"{kind} fired"] += fired
-            totals[case.lang, f"{kind} vetoed"] += case.silent is None and not fired
     print(f"{folds}-fold cross-validation, {EPOCHS} epochs, written cases outside the dev set:")
     for lang in LANGS:
         n = {key: totals[lang, key] for _, key in totals if _ == lang}
         print(
             f"  {lang} recall lexicon {n.get('risky lexicon', 0)}/{n.get('risky', 0)}, with model "
-            f"{n.get('risky fired', 0)}/{n.get('risky', 0)} ({n.get('risky vetoed', 0)} vetoed); "
+            f"{n.get('risky fired', 0)}/{n.get('risky', 0)}; "
             f"false alarms lexicon {n.get('benign lexicon', 0)}/{n.get('benign', 0)}, with model "
-            f"{n.get('benign fired', 0)}/{n.get('benign', 0)} ({n.get('benign vetoed', 0)} "
-            f"vetoed); unseen ordinary messages fired: lexicon "
+            f"{n.get('benign fired', 0)}/{n.get('benign', 0)}; unseen ordinary messages fired: "
+            f"lexicon "
             f"{n.get('ordinary lexicon', 0)}/{n.get('ordinary', 0)}, with model "
             f"{n.get('ordinary fired', 0)}/{n.get('ordinary', 0)}"
         )
@@ -457,7 +523,8 @@ def main() -> None:
     groups = threshold_groups(selection, ordinary)
     thresholds = choose_thresholds(model, groups)
     ordinary_fired = fired_counts(model, thresholds, groups[1][0])
-    model = at_thresholds(model, thresholds)
+    veto = choose_vetoes(training, frames, groups)
+    model = replace(at_thresholds(model, thresholds), vetoes=veto.levels)
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
     for name in TRAINING_SETS + ORDINARY_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))
@@ -478,6 +545,7 @@ def main() -> None:
         "corpus), the whole detector fires on: "
         + ", ".join(f"{lang} {ordinary_fired[lang]}/{ordinary_total[lang]}" for lang in LANGS)
     )
+    print("the model's veto over the lexicon (cross-validated):\n" + veto.report)
     print("selection sets, the whole detector:\n" + selection_report(model, selection))
     queries = bench_queries()
     queries_fired = fired_counts(model, dict.fromkeys(LANGS, 0.0), queries)

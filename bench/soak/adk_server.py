@@ -21,12 +21,13 @@ APP = "onemind"
 AGENT_PY = """
 from agents import build_app
 from agents.deps import AgentDeps, TurnContext
+from agents.safety import CrisisDetector
 from agents.offline.onemind_model import OfflineModel
 from confidant.wisdom.local_index import LocalWisdomIndex
 
 app = build_app(
     "onemind",
-    AgentDeps(model=OfflineModel(), wisdom=LocalWisdomIndex()),
+    AgentDeps(crisis_detector=CrisisDetector(), model=OfflineModel(), wisdom=LocalWisdomIndex()),
     TurnContext(user_id="adk", session_id="adk", locale="en"),
 )
 """

@@ -30,6 +30,7 @@ import csv
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -214,7 +215,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     extra = dict(item.split("=", 1) for item in args.ours_env)
     emulator = start_firestore()
     issuer = TokenIssuer(project_id=PROJECT, start=True)
-    data = tempfile.mkdtemp(prefix="soak-")
+    data = tempfile.mkdtemp(prefix="soak-")  # the servers' files; removed when they stop
     servers: list[Server] = []
     try:
         port = free_port()
@@ -267,6 +268,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             stop_server(server)
         issuer.stop()
         emulator.stop()
+        shutil.rmtree(data, ignore_errors=True)
     failure_texts = [
         p["_failures"]["text"] for p in [soak.rows, *ours_parts, *adk_parts] if "_failures" in p
     ]

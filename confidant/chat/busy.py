@@ -162,7 +162,11 @@ class BusyGate:
                             asked = await self._ask_to_stop(key, asked)
                     else:
                         if asked is not None:
-                            await self.bounded(self.queue.clear_interrupt(key))
+                            try:
+                                await self.bounded(self.queue.clear_interrupt(key))
+                            except BaseException:  # never a lease behind a failed start
+                                await self._release(turn)
+                                raise
                         return turn
                 if time.monotonic() >= deadline:
                     raise QueueTimeoutError(
@@ -179,6 +183,12 @@ class BusyGate:
                 await self.bounded(self.queue.leave(key, ticket))
             except Exception:  # the ticket expires on its own
                 logger.warning("leaving the line of %s failed", key, exc_info=True)
+
+    async def _release(self, turn: OpenTurn) -> None:
+        try:
+            await self.bounded(self.sessions.release(turn))
+        except Exception:  # the lease expires on its own
+            logger.warning("releasing the lease of %s failed", turn.key, exc_info=True)
 
     async def _ask_to_stop(self, key: SessionKey, asked: str | None) -> str | None:
         loaded = await self.bounded(self.sessions.store.load(key))

@@ -140,7 +140,9 @@ def normalise_locale(value: object) -> str | None:
     return primary if primary in ("zh", "en") else None
 
 
-def _last_user_text(messages: Any) -> str:
+def last_user_text(messages: Any) -> str:
+    """The text the chat answers in useChat's `messages`: the last user message's text parts
+    (AI SDK 5), or its `content` (AI SDK 4); BadRequestError when there is none."""
     if not isinstance(messages, list) or not messages:
         raise BadRequestError("`messages` must be a non-empty list")
     for message in reversed(messages):
@@ -192,7 +194,7 @@ def parse_chat_request(
         if not isinstance(message, str):
             raise BadRequestError("`message` must be a string")
     elif "messages" in body:
-        message = _last_user_text(body["messages"])
+        message = last_user_text(body["messages"])
     else:
         raise BadRequestError("the body needs `message` (or a useChat `messages` list)")
     message = message.strip()

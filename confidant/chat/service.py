@@ -215,6 +215,10 @@ class ChatService:
         prepared.trace_with(span)
         if isinstance(prepared, PreparedTurn):
             prepared.admission = admission
+            # The turn runs from now on, whether or not its stream is ever read: a client gone
+            # before the reply's first byte must not leave the lease held (until it expires)
+            # and its counted message unanswered.
+            prepared.start()
         return prepared
 
     async def _prepare(
@@ -236,21 +240,27 @@ class ChatService:
         names = self._context_names(spec)
         strategy = strategy_for(request.multitask_strategy, spec, self.policy.busy_policy)
         lease = asyncio.ensure_future(_traced("confidant.lease", self._lease(key, strategy)))
-        if strategy in QUEUED:  # the turns ahead may change the context: load it after them
-            with contextlib.suppress(Exception):  # raised below; a cancel still cancels the lease
-                await lease
-        leased, loaded = await asyncio.gather(
-            lease,
-            _traced(
-                "confidant.context",
-                _within(
-                    load_context(self.context_sources, names, wanted),
-                    self.policy.store_timeout_s,
+        try:
+            if strategy in QUEUED:  # the turns ahead may change the context: load it after them
+                with contextlib.suppress(Exception):  # raised below; a cancel cancels the lease
+                    await lease
+            leased, loaded = await asyncio.gather(
+                lease,
+                _traced(
+                    "confidant.context",
+                    _within(
+                        load_context(self.context_sources, names, wanted),
+                        self.policy.store_timeout_s,
+                    ),
+                    {"confidant.context.sources": list(names)},
                 ),
-                {"confidant.context.sources": list(names)},
-            ),
-            return_exceptions=True,
-        )
+                return_exceptions=True,
+            )
+        except asyncio.CancelledError:
+            # The client went away mid-load: a lease already taken is freed now, else the
+            # session's next message would be refused until the lease expired.
+            await self._release_taken(lease)
+            raise
         if isinstance(leased, BaseException):
             raise leased
         if isinstance(loaded, BaseException):
@@ -283,6 +293,15 @@ class ChatService:
             await self.sessions.release(leased)
             raise
         return PreparedTurn(self, leased, request, context, spec, prelude, message)
+
+    async def _release_taken(self, lease: asyncio.Future[OpenTurn]) -> None:
+        """Release the lease `lease` took, if it took one (it is cancelled if still running)."""
+        lease.cancel()
+        await asyncio.wait({lease})  # never raises: its outcome is read below
+        if lease.cancelled() or lease.exception() is not None:
+            return
+        with contextlib.suppress(StoreUnavailableError):  # then it expires
+            await _within(self.sessions.release(lease.result()), self.policy.store_timeout_s)
 
     async def _replay_unleased(self, key: SessionKey, request: ChatRequest) -> ReplayedTurn | None:
         """Past the quota, a resend of a message committed before it ran out still gets its
@@ -335,7 +354,9 @@ async def _within(awaitable: Awaitable[_T], seconds: float) -> _T:
 
 
 class PreparedTurn:
-    """A leased session, ready to run; `stream()` must be iterated (it releases the lease)."""
+    """A leased session whose turn runs in a task of its own from `start()` (which
+    `ChatService.prepare` calls) to its commit and the lease's release; `stream()` relays its
+    parts."""
 
     _span: Span = trace.INVALID_SPAN  # the turn's span, ended when the turn is
     admission: Admission | None = None  # the quota's admission (its tokens are charged to it)
@@ -361,6 +382,7 @@ class PreparedTurn:
         self.result = TurnResult(session_id=turn.key.session_id)
         self._meter: TurnMeter | None = None
         self._abort = asyncio.Event()  # ADK's abort signal: set when a newer message interrupts
+        self._queue: asyncio.Queue[Any] | None = None  # the turn's parts, from `start()` on
 
     @property
     def session_id(self) -> str:
@@ -369,13 +391,12 @@ class PreparedTurn:
     def trace_with(self, span: Span) -> None:
         self._span = span
 
-    async def stream(self) -> AsyncIterator[UIPart]:
-        """UI parts of the turn: start … finish, or start … error. Commits before `finish`.
-
-        The turn runs in a task of its own and this generator only relays its parts, so a
-        client that goes away mid-reply loses nothing: the turn still finishes and commits.
-        """
-        parts: asyncio.Queue[Any] = asyncio.Queue()
+    def start(self) -> None:
+        """Run the turn in a task of its own (once), so a client that goes away, before the
+        first byte or mid-reply, loses nothing: the turn still finishes and commits."""
+        if self._queue is not None:
+            return
+        self._queue = parts = asyncio.Queue()
         emit: Callable[[Any], None] = parts.put_nowait
         if self._service.streams is not None:  # every part is also logged, for resumes
             emit = self._service.streams.recorder(self._turn.key).tee(emit, _END)
@@ -383,7 +404,12 @@ class PreparedTurn:
             task = asyncio.create_task(self._complete(emit))
         _turns_in_flight.add(task)  # a strong reference until it is done
         task.add_done_callback(_turns_in_flight.discard)
-        while (part := await parts.get()) is not _END:
+
+    async def stream(self) -> AsyncIterator[UIPart]:
+        """UI parts of the turn: start … finish, or start … error. Commits before `finish`."""
+        self.start()
+        assert self._queue is not None
+        while (part := await self._queue.get()) is not _END:
             yield part
 
     async def _complete(self, emit: Callable[[Any], None]) -> None:

@@ -36,21 +36,21 @@ def progress_line(data: dict[str, Any]) -> str:
 
 @dataclass
 class HumanRequest:
+    """A paused run's question (agents/taskflow/human_loop.py): `data-human-input-needed`
+    `{callId, question, ...}` or `data-human-confirmation-needed` `{callId, summary, ...}`."""
+
     kind: str  # "input" or "confirmation"
     data: dict[str, Any]
 
     def prompt(self) -> str:
-        d = self.data
-        text = d.get("prompt") or d.get("question") or d.get("message") or "your answer is needed"
+        text = self.data.get("question") or self.data.get("summary") or "your answer is needed"
         return f"{text} [y/n]" if self.kind == "confirmation" else str(text)
 
     def response(self, answer: str) -> dict[str, Any]:
-        """The `human_response` body field for the person's answer."""
-        keep = {k: self.data[k] for k in ("id", "request_id", "call_id", "step") if k in self.data}
-        if self.kind == "confirmation":
-            confirmed = answer.strip().lower() in ("y", "yes", "ok", "confirm", "是", "好")
-            return {"kind": "confirmation", **keep, "confirmed": confirmed}
-        return {"kind": "input", **keep, "response": answer}
+        """The `human_response` body field for the person's answer: the paused call's id; the
+        server reads the typed line itself (the details, or yes / no / a correction)."""
+        call_id = self.data.get("callId")
+        return {"call_id": call_id} if call_id else {}
 
 
 @dataclass

@@ -102,19 +102,19 @@ async def _route(request: Request, runtime: Runtime) -> Response:
     try:
         if method == "OPTIONS":
             return Response(status_code=204)
-        # Rate limits (confidant/http/limits.py); liveness probes are never limited.
-        if runtime.limits is not None and path != HEALTH_PATH:
-            await runtime.limits.check_ip(request)
+        route, found, serving = find_route(routes(), method, path)
+        # Rate limits (confidant/http/limits.py), except on routes declared exempt (liveness).
+        if runtime.limits is not None and all(r.rate_limited for r in serving):
+            await runtime.limits.check_ip(request, route)
         if runtime.settings.web_enabled and (page := web.page_response(path, method)):
             return page
-        route, found, serving = find_route(routes(), method, path)
         identity = None
         if route is None and serving and all(r.access == "public" for r in serving):
             raise method_not_allowed(serving)
         if route is None or route.access != "public":
             identity = await runtime.identity.verify(request.headers)
             if runtime.limits is not None:
-                await runtime.limits.check_user(request, identity.user_id)
+                await runtime.limits.check_user(request, identity.user_id, route)
             admin_path = path.startswith(admin.PREFIX)
             if (admin_path or (route and route.access == "admin")) and not admin.is_admin(
                 identity, runtime.settings
@@ -317,7 +317,13 @@ async def _erase_me(call: Call) -> Response:
 
 ROUTES: tuple[Route, ...] = (
     Route(
-        "GET", HEALTH_PATH, _health, "liveness", responses={200: schemas.Health}, access="public"
+        "GET",
+        HEALTH_PATH,
+        _health,
+        "liveness",
+        responses={200: schemas.Health},
+        access="public",
+        rate_limited=False,  # a probe refused for the rate would restart a healthy instance
     ),
     Route(
         "GET",

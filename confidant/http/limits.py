@@ -1,9 +1,11 @@
 """Request rate limits at the HTTP edge: per client IP before identity, per user after it.
 
-A crisis message is never refused: when a POST would be refused, its body is read (within the
-body limit; the route then reuses it) and a chat message showing crisis risk goes through. Only
-a message the chat would accept (at most `max_message_chars`) is checked: a refused request
-must not buy a detector run over a whole body of crisis words.
+A crisis message is never refused: when a POST to a route whose body is a chat message (the
+chat, and an app's chat-like endpoints: their body is `ChatBody`) would be refused, its body is
+read (within the body limit; the route then reuses it) and a message showing crisis risk goes
+through. Any other route is refused for the rate whatever its body says. Only a message the
+chat would accept (at most `max_message_chars`) is checked: a refused request must not buy a
+detector run over a whole body of crisis words.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from agents.registry import Route
 from agents.safety import CrisisDetector
+from confidant.chat.requests import ChatBody
 from confidant.errors import ConfidantError, TooManyRequestsError
 from confidant.quota.crisis import body_message, is_crisis
 from confidant.quota.rate import RateLimiter, client_ip
@@ -41,20 +45,23 @@ class RequestLimits:
             crisis_detector=crisis_detector,
         )
 
-    async def check_ip(self, request: Request) -> None:
+    async def check_ip(self, request: Request, route: Route | None) -> None:
+        """`route`: the route the request is for (None when none serves it)."""
         peer = request.client.host if request.client else None
         ip = client_ip(request.headers, peer, behind_google=self.behind_google, hops=self.hops)
         wait = self.per_ip.take(ip)
         if wait is not None:
-            await self._refuse(request, wait, "too many requests from this address")
+            await self._refuse(request, route, wait, "too many requests from this address")
 
-    async def check_user(self, request: Request, user_id: str) -> None:
+    async def check_user(self, request: Request, user_id: str, route: Route | None) -> None:
         wait = self.per_user.take(user_id)
         if wait is not None:
-            await self._refuse(request, wait, "too many requests from this account")
+            await self._refuse(request, route, wait, "too many requests from this account")
 
-    async def _refuse(self, request: Request, wait_s: int, reason: str) -> None:
-        if request.method == "POST":
+    async def _refuse(
+        self, request: Request, route: Route | None, wait_s: int, reason: str
+    ) -> None:
+        if carries_chat_message(route):
             from confidant.http.routing import read_json  # the route reads the same, cached body
 
             try:
@@ -65,3 +72,13 @@ class RequestLimits:
             if len(message) <= self.max_message_chars and is_crisis(self.crisis_detector, message):
                 return
         raise TooManyRequestsError(f"{reason}; try again in {wait_s} s", retry_after_s=wait_s)
+
+
+def carries_chat_message(route: Route | None) -> bool:
+    """A POST whose body is a chat message to an app (`ChatBody`, or a model built on it)."""
+    return (
+        route is not None
+        and route.method == "POST"
+        and route.body is not None
+        and issubclass(route.body, ChatBody)
+    )

@@ -78,7 +78,9 @@ def path_template(regex: str) -> tuple[str, dict[str, str]]:
 
 
 def error_statuses(route: Route) -> list[int]:
-    statuses = set(route.errors) | {429}  # rate limits apply to every route (http/limits.py)
+    statuses = set(route.errors)
+    if route.rate_limited:  # http/limits.py
+        statuses.add(429)
     if route.access != "public":
         statuses |= {401, 503}
     if route.access == "admin":

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.safety import CrisisDetector
+from confidant.chat.requests import last_user_text
+from confidant.errors import BadRequestError
 
 
 def is_crisis(detector: CrisisDetector, text: str) -> bool:
@@ -21,24 +23,14 @@ def is_crisis(detector: CrisisDetector, text: str) -> bool:
 
 
 def body_message(body: Any) -> str:
-    """The user's message in a chat body (ours or useChat's), or "" (never raises)."""
+    """The user's message in a chat body (ours or useChat's), or "" (never raises): exactly the
+    text the chat would answer, so no other part of a body can buy a refused request's way in."""
     if not isinstance(body, dict):
         return ""
-    message = body.get("message")
-    if isinstance(message, str):
-        return message
-    messages = body.get("messages")
-    if not isinstance(messages, list):
+    if "message" in body:
+        message = body["message"]
+        return message if isinstance(message, str) else ""
+    try:
+        return last_user_text(body.get("messages"))
+    except BadRequestError:
         return ""
-    for item in reversed(messages):
-        if isinstance(item, dict) and item.get("role") == "user":
-            parts = item.get("parts")
-            if isinstance(parts, list):
-                return " ".join(
-                    p["text"]
-                    for p in parts
-                    if isinstance(p, dict) and isinstance(p.get("text"), str)
-                )
-            content = item.get("content")
-            return content if isinstance(content, str) else ""
-    return ""

@@ -2,7 +2,8 @@
 
 Outside `users/{uid}`, on purpose: erasing a user deletes that subtree recursively, and today's
 counters must outlive an erase (confidant/quota/gate.py, `QuotaGate.delete_user`), or an erase
-would reset the daily quota. Past days are deleted by this ledger's `delete_user`.
+would reset the daily quota. Past days are deleted by this ledger's `delete_user`, and by
+Firestore's TTL policy on `expire_at` (infra firestore.tf) `USAGE_RETENTION` after the day ends.
 
 Admission is one write, not a transaction: `Increment(1)` on the day's turns (and `Increment(0)`
 on its tokens) is applied atomically by the server, which returns the values after the write.
@@ -16,6 +17,8 @@ over-counts by one turn until the day ends.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 from google.cloud import firestore
 from google.cloud.firestore_v1 import Increment
 
@@ -24,8 +27,17 @@ from confidant.ports import DailyUsage
 USAGE = "usage"  # usage/{uid}
 DAYS = "days"  # usage/{uid}/days/{YYYY-MM-DD}
 _TURNS, _TOKENS = "turns", "tokens"
+EXPIRE_AT = "expire_at"
+# Only today's counters are read (the quota); past days are kept a while for support questions.
+USAGE_RETENTION = timedelta(days=90)
 # The server returns transform results in field-path order (the client sorts the transforms).
 _TRANSFORM_ORDER = sorted((_TURNS, _TOKENS))
+
+
+def expire_at(day: str) -> datetime:
+    """When Firestore may delete the day's counters: `USAGE_RETENTION` after the day ends."""
+    start = datetime.strptime(day, "%Y-%m-%d").replace(tzinfo=UTC)
+    return start + timedelta(days=1) + USAGE_RETENTION
 
 
 class FirestoreUsageLedger:
@@ -42,7 +54,9 @@ class FirestoreUsageLedger:
         self, user_id: str, day: str, *, max_turns: int | None, max_tokens: int | None
     ) -> tuple[bool, DailyUsage]:
         ref = self._doc(user_id, day)
-        result = await ref.set({_TURNS: Increment(1), _TOKENS: Increment(0)}, merge=True)
+        result = await ref.set(
+            {_TURNS: Increment(1), _TOKENS: Increment(0), EXPIRE_AT: expire_at(day)}, merge=True
+        )
         values = dict(zip(_TRANSFORM_ORDER, result.transform_results, strict=True))
         turns, tokens = int(values[_TURNS].integer_value), int(values[_TOKENS].integer_value)
         admitted = (max_turns is None or turns <= max_turns) and (
@@ -58,7 +72,9 @@ class FirestoreUsageLedger:
         await self._doc(user_id, day).update({_TURNS: Increment(-1)})
 
     async def charge_tokens(self, user_id: str, day: str, tokens: int) -> None:
-        await self._doc(user_id, day).set({_TOKENS: Increment(tokens)}, merge=True)
+        await self._doc(user_id, day).set(
+            {_TOKENS: Increment(tokens), EXPIRE_AT: expire_at(day)}, merge=True
+        )
 
     async def usage(self, user_id: str, day: str) -> DailyUsage:
         snapshot = await self._doc(user_id, day).get()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import UTC, datetime
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -14,6 +15,12 @@ from confidant.sessions.records import SessionKey
 TURN_QUEUE = "turn_queue"  # sessions/{sid}/turn_queue/{ticket}
 TURN_CONTROL = "turn_control"  # sessions/{sid}/turn_control/interrupt
 INTERRUPT = "interrupt"
+
+
+def _expire_at(expires: float) -> datetime:
+    # Firestore's TTL policy on `expire_at` (infra firestore.tf) deletes a ticket once it no
+    # longer counts (`line` skips it from `expires` on), so a dead waiter's ticket is not kept.
+    return datetime.fromtimestamp(expires, UTC)
 
 
 class FirestoreTurnQueue:
@@ -37,7 +44,13 @@ class FirestoreTurnQueue:
             self._session(key)
             .collection(TURN_QUEUE)
             .document(ticket)
-            .set({"joined": firestore.SERVER_TIMESTAMP, "expires": now + ttl_s})
+            .set(
+                {
+                    "joined": firestore.SERVER_TIMESTAMP,
+                    "expires": now + ttl_s,
+                    "expire_at": _expire_at(now + ttl_s),
+                }
+            )
         )
 
     async def line(self, key: SessionKey, *, now: float) -> list[str]:
@@ -52,7 +65,7 @@ class FirestoreTurnQueue:
     async def refresh(self, key: SessionKey, ticket: str, *, now: float, ttl_s: float) -> None:
         ref = self._session(key).collection(TURN_QUEUE).document(ticket)
         with contextlib.suppress(gexc.NotFound):  # already gone: `line` no longer lists it
-            await ref.update({"expires": now + ttl_s})
+            await ref.update({"expires": now + ttl_s, "expire_at": _expire_at(now + ttl_s)})
 
     async def leave(self, key: SessionKey, ticket: str) -> None:
         await self._session(key).collection(TURN_QUEUE).document(ticket).delete()

@@ -20,6 +20,7 @@ from starlette.routing import Route
 from confidant.cli.exits import ExitCode
 from tests.e2e.conftest import REPO, Server, base_env, start_local_server, stop_server
 from tests.support.fake_http import FakeHttpServer
+from tests.support.taskflow import DETAILS, REQUEST
 
 CONFIDANT = str(REPO / ".venv/bin/confidant")
 
@@ -164,30 +165,39 @@ def _reply(text: str, *extra: dict) -> list[dict]:
     ]
 
 
-def test_crisis_resources_and_a_human_review_answered_at_the_prompt() -> None:
+def test_crisis_resources_are_shown() -> None:
     crisis = {"locale": "en", "resources": [{"name": "Lifeline", "phone": "988"}], "signals": []}
-    confirm = {"id": "hr-1", "prompt": "Send the email?"}
     with FakeChatServer() as fake:
-        fake.enqueue(
-            _reply("Please call someone now.", {"type": "data-crisis", "data": crisis}),
-            _reply("Draft ready.", {"type": "data-human-confirmation-needed", "data": confirm}),
-            _reply("Sent."),
-        )
+        fake.enqueue(_reply("Please call someone now.", {"type": "data-crisis", "data": crisis}))
         result = subprocess.run(
             [CONFIDANT, "chat", "--url", fake.base_url, "--session", "s"],
-            input="it is all too much\ndraft the email\nyes\n",
+            input="it is all too much\n",
             capture_output=True,
             text=True,
             timeout=60,
             env=base_env(),
         )
-        bodies = fake.requests
     assert result.returncode == ExitCode.OK, result.stderr
     assert "  ☎ Lifeline: 988" in result.stdout.splitlines()
-    assert "  ? Send the email? [y/n]" in result.stdout.splitlines()
-    assert "human_response" not in bodies[1]
-    assert bodies[2]["human_response"] == {"kind": "confirmation", "id": "hr-1", "confirmed": True}
-    assert bodies[2]["message"] == "yes"
+
+
+def test_a_taskflow_run_answered_at_the_prompt(server) -> None:  # type: ignore[no-untyped-def]
+    # The real server's pauses (agents/taskflow/human_loop.py): each question is printed, and
+    # each typed line answers it in the `human_response` the server accepts, to the saved task.
+    typed = f"{REQUEST}\n{DETAILS}\nyes\nyes\n"
+    chat = confidant(server, "chat", "--app", "taskflow", "--session", "run", stdin=typed)
+    assert chat.returncode == ExitCode.OK, chat.stderr
+    assert "error" not in chat.stderr
+    asked = [line for line in chat.stdout.splitlines() if line.startswith("  ? ")]
+    assert len(asked) == 3, chat.stdout  # the details, the classification, the final task
+    assert "When is it due" in asked[0]
+    assert "Technical debt" in asked[1] and asked[1].endswith("[y/n]")
+    saved = httpx.get(
+        f"{server.base_url}/v1/sessions/run/artifacts",
+        params={"app": "taskflow"},
+        headers={"X-User-Id": "cli-user"},
+    )
+    assert saved.status_code == 200 and saved.json()["artifacts"], saved.text
 
 
 def test_an_interactive_chat_in_a_real_terminal(server) -> None:  # type: ignore[no-untyped-def]

@@ -1,9 +1,10 @@
 """The web chat page in real headless chromium, against the real local server.
 
 `confidant-local` serves the built page at `/`; Playwright drives Debian's chromium through it
-as a person would: type, send, watch the reply stream, reload. Stream parts that today's server
-does not emit yet (data-crisis, human-review prompts, the emotion endpoint) are checked against a
-small stream in the documented wire format served by Playwright's request routing.
+as a person would: type, send, watch the reply stream, reload, answer a taskflow pause. Parts
+the test cannot make the server emit on demand (crisis resources beside a retry notice, the
+emotion endpoint) are checked against a small stream in the wire format served by Playwright's
+routing.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import pytest
 
 from tests.e2e.conftest import REPO, Server, start_local_server, stop_server
 from tests.support.browser import chromium
+from tests.support.taskflow import DETAILS, REQUEST
 
 # Screenshots refresh docs/web only when asked (`make screenshots`), so a test run leaves the
 # work tree clean.
@@ -199,6 +201,49 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         stop_server(slow)
 
 
+def test_a_reply_interrupted_by_a_newer_message_says_so(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Another tab sends with multitask_strategy=interrupt while this page's reply streams: the
+    # reply stops (`data-interrupted`) and the page says why, live and after a reload.
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="400")
+    answered: list[httpx.Response] = []
+
+    def other_tab() -> None:
+        body = {
+            "app": "onemind",
+            "session_id": "cut",
+            "message": "Actually, never mind",
+            "multitask_strategy": "interrupt",
+        }
+        answered.append(
+            httpx.post(
+                f"{slow.base_url}/v1/chat", json=body, headers={"X-User-Id": "web-cut"}, timeout=60
+            )
+        )
+
+    interrupting = threading.Thread(target=other_tab)
+    try:
+        open_session(page, slow, "cut", "web-cut")
+        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+        page.get_by_test_id("send").click()
+        page.wait_for_function(
+            "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
+            timeout=20_000,
+        )
+        interrupting.start()
+        note = page.get_by_test_id("interrupted")
+        note.wait_for(timeout=20_000)
+        assert "newer message" in note.inner_text()
+        interrupting.join(60)
+        assert answered and answered[0].status_code == 200, answered
+        page.reload()
+        page.locator(".message.user").nth(1).wait_for(timeout=20_000)
+        assert page.get_by_test_id("interrupted").count() == 1  # the stored reply, marked
+    finally:
+        if interrupting.is_alive():
+            interrupting.join(60)
+        stop_server(slow)
+
+
 def test_a_message_resent_after_an_unconfirmed_commit_is_stored_once(page, server) -> None:  # type: ignore[no-untyped-def]
     # The first send reaches the real server and is stored, but the page is told the commit's
     # outcome is unknown (the store's answer lost); the person sends it again from the composer.
@@ -248,6 +293,58 @@ def test_a_message_resent_after_an_unconfirmed_commit_is_stored_once(page, serve
     )
     shown = page.locator(".message.assistant").inner_text()
     assert " ".join(stored_reply.split()) in " ".join(shown.split())
+
+
+def test_a_resumed_reply_that_fails_keeps_the_conversation(page, server) -> None:  # type: ignore[no-untyped-def]
+    # Reloaded while a reply was being answered, whose turn then died: the resumed stream ends
+    # with an `error` part. What is stored stays shown; no stored message goes back into the
+    # composer to be sent again.
+    headers = {"X-User-Id": "web-resume-fail"}
+    body = {"app": "onemind", "session_id": "resumefail", "message": "I keep avoiding my inbox"}
+    stored = httpx.post(f"{server.base_url}/v1/chat", json=body, headers=headers, timeout=30)
+    assert stored.status_code == 200 and '"finish"' in stored.text
+
+    def still_busy(route) -> None:  # type: ignore[no-untyped-def]
+        response = route.fetch()
+        session = response.json()
+        session["session"]["busy"] = True
+        route.fulfill(response=response, json=session)
+
+    died = {"type": "error", "errorText": "The reply was interrupted before it finished."}
+    page.route("**/v1/sessions/resumefail?*", still_busy)
+    page.route(
+        "**/v1/chat/resumefail/stream*",
+        lambda route: route.fulfill(
+            status=200,
+            headers={"content-type": "text/event-stream", "x-vercel-ai-ui-message-stream": "v1"},
+            body=sse({"type": "start", "messageId": "msg-2"}, died),
+        ),
+    )
+    open_session(page, server, "resumefail", "web-resume-fail")
+    page.get_by_test_id("error").wait_for(timeout=20_000)
+    assert "interrupted" in page.get_by_test_id("error").inner_text()
+    assert page.locator(".message.user").count() == 1
+    assert "inbox" in page.locator(".message.user").inner_text()
+    assert page.locator(".message.assistant").first.inner_text().strip()
+    assert page.get_by_test_id("composer").input_value() == ""
+
+
+def test_a_conversation_that_fails_to_load_says_so(page, server) -> None:  # type: ignore[no-untyped-def]
+    # Only a 404 is a new conversation; a failed read must not pass for an empty one.
+    unavailable = {"error": {"code": "unavailable", "message": "the store is unavailable"}}
+    page.route(
+        "**/v1/sessions/loadfail?*",
+        lambda route: route.fulfill(status=503, json=unavailable),
+    )
+    open_session(page, server, "loadfail", "web-loadfail")
+    notice = page.get_by_test_id("error")
+    notice.wait_for(timeout=20_000)
+    assert "the store is unavailable" in notice.inner_text()
+    page.goto(f"{server.base_url}/#app=onemind&session=brand-new")  # a 404: nothing to say
+    page.reload()  # the page reads the address once, at load
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    page.wait_for_load_state("networkidle")
+    assert page.get_by_test_id("error").count() == 0
 
 
 # --- parts the page must render when the server sends them (wire format, served by routing) ---
@@ -341,27 +438,35 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     page.screenshot(path=str(DOCS / "crisis-resources.png"))
 
 
-def test_a_human_review_prompt_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
-    question = {"id": "hr-7", "prompt": "Send the drafted email to your manager?"}
-    bodies: list[dict] = []
-    routed_chat(
-        page,
-        bodies,
-        [
-            reply(
-                "Here is the draft.", {"type": "data-human-confirmation-needed", "data": question}
-            ),
-            reply("Sent."),
-        ],
-    )
-    open_session(page, server, "review", "web-review")
-    page.get_by_test_id("composer").fill("draft the email")
+def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
+    # The real server's pauses (agents/taskflow/human_loop.py): the page shows what each asks
+    # and sends the answer as the `human_response` the server accepts.
+    page.add_init_script("localStorage.setItem('confidant.user', 'web-review')")
+    page.goto(f"{server.base_url}/#app=taskflow&session=review")
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    page.get_by_test_id("composer").fill(REQUEST)
     page.get_by_test_id("send").click()
     prompt = page.get_by_test_id("human-prompt")
-    prompt.wait_for(timeout=10_000)
-    assert "Send the drafted email" in prompt.inner_text()
+    prompt.wait_for(timeout=20_000)
+    assert "When is it due" in prompt.inner_text()  # the server's question
+    prompt.locator("input").fill(DETAILS)
+    prompt.get_by_role("button", name="Answer").click()
+
+    confirm = prompt.get_by_role("button", name="Confirm")
+    confirm.wait_for(timeout=20_000)
+    assert page.get_by_test_id("error").count() == 0
+    assert "Technical debt" in prompt.inner_text()  # the proposal's summary, to approve
     page.screenshot(path=str(DOCS / "human-review.png"))
-    prompt.get_by_role("button", name="Confirm").click()
-    page.get_by_text("Sent.").wait_for(timeout=10_000)
-    assert bodies[1]["human_response"] == {"kind": "confirmation", "id": "hr-7", "confirmed": True}
-    assert page.get_by_test_id("human-prompt").count() == 0
+    for step in ("classification", "final task"):
+        with page.expect_response("**/v1/chat"):  # its headers: the page is answering
+            prompt.get_by_role("button", name="Confirm").click()
+        page.get_by_role("button", name="Send").wait_for(timeout=20_000)  # the reply is over
+        assert page.get_by_test_id("error").count() == 0, step
+    assert page.get_by_test_id("human-prompt").count() == 0  # nothing more to answer
+
+    session = httpx.get(
+        f"{server.base_url}/v1/sessions/review/artifacts",
+        params={"app": "taskflow"},
+        headers={"X-User-Id": "web-review"},
+    )
+    assert session.status_code == 200 and session.json()["artifacts"], session.text

@@ -86,6 +86,26 @@ def test_cloudbuild_deploys_the_services_terraform_creates() -> None:
         assert secret.replace("${_SERVICE_PREFIX}", "${var.name_prefix}") in secrets
 
 
+def test_the_deployer_may_roll_out_only_the_services_cloudbuild_deploys() -> None:
+    # cloudbuild.yaml's gcloud calls (describe, deploy, update-traffic) act on our services
+    # alone: a project-wide roles/run.developer would let the deployer change every Cloud Run
+    # service and job in the project.
+    scripts = " ".join(arg for step in cloudbuild()["steps"] for arg in step.get("args", []))
+    calls = set(re.findall(r"gcloud run (\w+ ?[\w-]*)", scripts))
+    assert calls <= {"services describe", "deploy ", "services update-traffic"}, calls
+    resources = tf.resources(tf.MODULE)
+    project_roles = [
+        tf.literal(block.body.get("role"))
+        for (kind, _), block in resources.items()
+        if kind == "google_project_iam_member" and "var.deployer_member" in str(block.body)
+    ]
+    assert "roles/run.developer" not in project_roles
+    grant = resources[("google_cloud_run_v2_service_iam_member", "deployer_deploys")].body
+    assert tf.literal(grant["role"]) == "roles/run.developer"
+    assert "local.workloads" in grant["for_each"]  # each service terraform_services() lists
+    assert "google_cloud_run_v2_service.service[each.key]" in grant["name"]
+
+
 def test_cloudbuild_escapes_bash_variables() -> None:
     # Cloud Build substitutes $name itself: bash variables must be written $$name.
     for step in cloudbuild()["steps"]:

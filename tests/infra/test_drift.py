@@ -88,7 +88,7 @@ DEFAULT_IS_RIGHT_IN_CLOUD: dict[str, str] = {
     "taskflow_max_classification_corrections": "as taskflow_max_detail_rounds",
     "artifacts": "auto picks Cloud Storage because CONFIDANT_ARTIFACTS_BUCKET is set",
     "artifacts_dir": "local artifact files are for the embedded default only",
-    "job_deadline_s": "below the push subscription's ack deadline (60 s) as it is",
+    "job_deadline_s": "below the push subscription's ack deadline as it is (checked below)",
     "job_publish_timeout_s": "how long a turn's background publish waits; no deployment reason",
     "sweep_limit": "bounded sweep per scheduler call; extra_env overrides",
     "sweep_grace_s": "as sweep_limit",
@@ -416,6 +416,16 @@ def test_every_kind_has_push_retry_dead_letter_and_inspection() -> None:
     assert inspect["topic"] == "${google_pubsub_topic.dead_letter[each.key].id}"
     # The jobs service answers a push within the ack deadline (Cloud Run timeout = deadline).
     assert terraform_services()["jobs"]["timeout_s"] == "${var.job_ack_deadline_s}"
+
+
+def test_a_job_attempt_gives_up_before_its_push_is_redelivered() -> None:
+    # A handler still working when the ack deadline passes is cut off by Cloud Run (timeout =
+    # the deadline) and its job redelivered; the code's own per-attempt limit must end first,
+    # so a slow attempt fails cleanly (a recorded failure, a nack) instead.
+    ack_deadline_s = tf.variable_default(tf.MODULE, "job_ack_deadline_s")
+    assert 10 <= ack_deadline_s <= 600  # what Pub/Sub accepts
+    assert Settings().job_deadline_s < ack_deadline_s
+    assert "var.job_ack_deadline_s >= 10" in str(tf.variables(tf.MODULE)["job_ack_deadline_s"])
 
 
 def test_every_subscription_the_code_names_exists() -> None:

@@ -42,3 +42,18 @@ def test_the_ingestion_has_its_own_identity() -> None:
     roles = tf.local_values(tf.MODULE)["ingest_roles"]
     assert "roles/aiplatform.user" in roles and "roles/datastore.user" in roles
     assert "roles/iam.serviceAccountTokenCreator" in tf.source_text(tf.MODULE)
+
+
+def test_the_service_that_queries_the_index_may_call_vertex_ai_without_vertex_gemini() -> None:
+    # With wisdom on Vector Search, chat calls findNeighbors with its service account's
+    # credentials even when Gemini is reached with an API key (use_vertex false, the default):
+    # its account needs roles/aiplatform.user then, and only the services that retrieve wisdom.
+    values = tf.local_values(tf.MODULE)
+    condition, granted = values["wisdom_roles"].removeprefix("${").split("?", 1)
+    assert condition.strip() == "var.wisdom_vector_search"
+    assert "roles/aiplatform.user" in granted.split(":", 1)[0]
+    assert (
+        "local.services[workload].wisdom ? local.wisdom_roles" in values["workload_role_bindings"]
+    )
+    services = values["services"]
+    assert {name for name, body in services.items() if body["wisdom"] is True} == {"chat"}

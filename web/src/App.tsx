@@ -2,6 +2,7 @@ import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, type UIMessage } from "ai";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
+  ApiError,
   type AppInfo,
   type Emotion,
   type Progress,
@@ -19,6 +20,7 @@ import {
   EmotionChart,
   type HumanRequest,
   HumanPrompt,
+  InterruptedNote,
   ProgressBar,
   stageName,
   ToolCall,
@@ -77,9 +79,14 @@ export function App() {
   const [transientCrisis, setTransientCrisis] = useState<Crisis | null>(null);
   const [transientHuman, setTransientHuman] = useState<HumanRequest | null>(null);
   const [draft, setDraft] = useState("");
+  // A page request that failed (apps, a conversation's history, a delete), shown until the next.
+  const [loadError, setLoadError] = useState<string | null>(null);
   // The message taken back into the composer after a failed send: sent again unchanged, it
   // keeps its id, so a message the server did store after all is not stored twice.
   const unsent = useRef<{ id: string; text: string } | null>(null);
+  // Whether the request in flight carries a message sent from this page; false while a reply
+  // is resumed after a reload, whose user message is stored already.
+  const sentHere = useRef(false);
 
   // The transport reads the current picks through refs: it is built once per page.
   const picks = useRef({ app, skill, userId });
@@ -134,10 +141,12 @@ export function App() {
   const currentApp = apps.find((a) => a.name === app);
 
   useEffect(() => {
-    listApps().then((found) => {
-      setApps(found);
-      if (!found.some((a) => a.name === app) && found.length) setApp(found[0].name);
-    });
+    listApps()
+      .then((found) => {
+        setApps(found);
+        if (!found.some((a) => a.name === app) && found.length) setApp(found[0].name);
+      })
+      .catch((e: Error) => setLoadError(`Could not load the apps: ${e.message}`));
   }, []);
 
   useEffect(() => {
@@ -166,6 +175,7 @@ export function App() {
     setTransientCrisis(null);
     setTransientHuman(null);
     setRestoredProgress(null);
+    setLoadError(null);
     let live = true;
     readSession(userId, app, sessionId)
       .then(({ session, events }) => {
@@ -175,9 +185,19 @@ export function App() {
         // A reply still being answered (the page was reloaded mid-reply, or another tab sent
         // it): follow it to its end. Only then: `useChat({ resume: true })` would also replay a
         // reply that just finished, which the history above already shows.
-        if (session.busy) void resumeStream();
+        if (session.busy) {
+          sentHere.current = false;
+          void resumeStream();
+        }
       })
-      .catch(() => live && setMessages([])); // 404: a new session
+      .catch((e: Error) => {
+        if (!live) return;
+        setMessages([]);
+        // 404: a new conversation; anything else must not pass for an empty one.
+        if (!(e instanceof ApiError && e.status === 404)) {
+          setLoadError(`Could not load this conversation: ${e.message}`);
+        }
+      });
     void refreshSessions();
     void refreshEmotions();
     return () => {
@@ -212,21 +232,29 @@ export function App() {
   const send = (text: string, extra?: Record<string, unknown>) => {
     if (!text.trim() || busy) return;
     clearError();
+    setLoadError(null);
     setRetries([]);
     setTransientHuman(null);
     const trimmed = text.trim();
     const id = unsent.current?.text === trimmed ? unsent.current.id : undefined;
     unsent.current = null;
+    sentHere.current = true;
     const parts = [{ type: "text" as const, text: trimmed }];
     void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
 
-  const failure = error ? describeError(error) : null;
+  const failure = error
+    ? describeError(error)
+    : loadError
+      ? { text: loadError, busy: false }
+      : null;
 
   // A failed send: take the message back into the composer. Most failures saved nothing; after
-  // `commit_outcome_unknown` it may be stored, which a resend with the same id settles.
+  // `commit_outcome_unknown` it may be stored, which a resend with the same id settles. A failed
+  // resumed reply only shows its error: the messages before it are stored.
   useEffect(() => {
-    if (!error) return;
+    if (!error || !sentHere.current) return;
+    sentHere.current = false;
     const lastUser = messages.map((m) => m.role).lastIndexOf("user");
     if (lastUser < 0) return;
     const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
@@ -300,7 +328,12 @@ export function App() {
                   className="delete"
                   title="Delete this conversation"
                   onClick={async () => {
-                    await deleteSession(userId, app, s.id);
+                    try {
+                      await deleteSession(userId, app, s.id);
+                    } catch (e) {
+                      setLoadError(`Could not delete the conversation: ${(e as Error).message}`);
+                      return;
+                    }
                     if (s.id === sessionId) setSessionId(newSessionId());
                     void refreshSessions();
                   }}
@@ -323,6 +356,8 @@ export function App() {
                   if (part.type === "text") return <p key={i}>{part.text}</p>;
                   if (toolName(part)) return <ToolCall key={i} part={part} />;
                   if (part.type === "data-crisis") return <CrisisCard key={i} crisis={part.data} />;
+                  if (part.type === "data-interrupted")
+                    return <InterruptedNote key={i} reason={part.data?.reason} />;
                   return null;
                 })}
               </div>

@@ -38,6 +38,8 @@ export type AdkEvent = {
   id?: string;
   author: string;
   content?: { role?: string; parts?: AdkPart[] };
+  // `interrupted: true` on the reply a newer message stopped (confidant/chat/busy.py).
+  customMetadata?: Record<string, unknown>;
 };
 export type Emotion = {
   user_mood?: unknown;

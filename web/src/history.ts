@@ -38,6 +38,9 @@ export function eventsToMessages(events: AdkEvent[]): UIMessage[] {
         attachResult(toolParts, p.functionResponse);
       }
     }
+    if (!isUser && event.customMetadata?.interrupted) {
+      message.parts.push({ type: "data-interrupted", data: { reason: "a newer message" } } as Part);
+    }
   }
   return messages.filter((m) => m.parts.length > 0);
 }

@@ -59,19 +59,21 @@ export function CrisisCard({ crisis }: { crisis: Crisis }) {
   );
 }
 
-function promptOf(data: Record<string, any>): string {
+/** `data-interrupted` `{reason, kept}`: a newer message stopped this reply; what it had
+ * streamed is stored as the reply. */
+export function InterruptedNote({ reason }: { reason?: string }) {
   return (
-    data.prompt ?? data.question ?? data.message ?? data.text ?? data.title ?? "Your answer is needed"
+    <p className="interrupted" data-testid="interrupted">
+      Stopped here: {reason || "a newer message"} came in.
+    </p>
   );
 }
 
-/** Correlation fields the server sent with the request, echoed back with the answer. */
-function correlation(data: Record<string, any>): Record<string, unknown> {
-  const keep: Record<string, unknown> = {};
-  for (const key of ["id", "request_id", "requestId", "call_id", "function_call_id", "step"]) {
-    if (data[key] !== undefined) keep[key] = data[key];
-  }
-  return keep;
+// The pause parts' payloads (agents/taskflow/human_loop.py): `data-human-input-needed`
+// `{callId, question, missing, feedback}`, `data-human-confirmation-needed`
+// `{callId, kind, summary, classification, task?}`.
+function promptOf(data: Record<string, any>): string {
+  return data.question || data.summary || "Your answer is needed";
 }
 
 export function HumanPrompt({
@@ -84,16 +86,18 @@ export function HumanPrompt({
   disabled: boolean;
 }) {
   const { kind, data } = request;
-  const base = { kind, ...correlation(data) };
+  // The chat body's `human_response` (agents/taskflow/schemas.py HumanResponse): the paused
+  // call's id, then `approved` for a confirmation or `answer` for missing details.
+  const base = data.callId ? { call_id: data.callId } : {};
   if (kind === "confirmation") {
     return (
       <div className="human" data-testid="human-prompt">
         <div>{promptOf(data)}</div>
-        {data.details ? <pre>{JSON.stringify(data.details, null, 2)}</pre> : null}
-        <button disabled={disabled} onClick={() => answer("Yes", { ...base, confirmed: true })}>
+        {data.task ? <pre>{JSON.stringify(data.task, null, 2)}</pre> : null}
+        <button disabled={disabled} onClick={() => answer("Yes", { ...base, approved: true })}>
           Confirm
         </button>
-        <button disabled={disabled} onClick={() => answer("No", { ...base, confirmed: false })}>
+        <button disabled={disabled} onClick={() => answer("No", { ...base, approved: false })}>
           Decline
         </button>
       </div>
@@ -106,7 +110,7 @@ export function HumanPrompt({
       onSubmit={(e) => {
         e.preventDefault();
         const field = e.currentTarget.elements.namedItem("answer") as HTMLInputElement;
-        if (field.value.trim()) answer(field.value.trim(), { ...base, response: field.value.trim() });
+        if (field.value.trim()) answer(field.value.trim(), { ...base, answer: field.value.trim() });
       }}
     >
       <label>

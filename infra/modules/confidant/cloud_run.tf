@@ -58,6 +58,7 @@ locals {
       # task and commits (and publishes its jobs) after the response has ended.
       cpu_idle     = false
       model        = true
+      wisdom       = true # retrieve_wisdom runs in the turn (Vector Search when deployed)
       health_check = true
     }
     jobs = {
@@ -72,6 +73,7 @@ locals {
       timeout_s    = var.job_ack_deadline_s # a push is answered within the ack deadline
       cpu_idle     = true
       model        = true
+      wisdom       = false
       health_check = false
     }
     sweep = {
@@ -86,6 +88,7 @@ locals {
       timeout_s    = var.sweep_timeout_s
       cpu_idle     = true
       model        = false
+      wisdom       = false
       health_check = false
     }
   }

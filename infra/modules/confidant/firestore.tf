@@ -1,7 +1,8 @@
 # Firestore (native mode): the database, the composite indexes the code's queries need, the TTL
-# policy that expires outbox records, and index exemptions for large JSON fields (indexing them
-# costs write latency and index storage). tests/infra/test_drift.py derives the indexes the
-# store adapters' queries need and fails when one is missing here or one here is unused.
+# policies on `expire_at` (outbox records, stream logs, turn-queue tickets, daily usage), and
+# index exemptions for large JSON fields (indexing them costs write latency and index storage).
+# tests/infra/test_drift.py derives the indexes the store adapters' queries need and fails when
+# one is missing here or one here is unused.
 
 locals {
   # Memory embeddings come from the deployment's embedder: Vertex AI's model when wisdom runs on
@@ -178,6 +179,31 @@ resource "google_firestore_field" "stream_expire_at" {
   project    = var.project_id
   database   = google_firestore_database.main.name
   collection = each.value
+  field      = "expire_at"
+
+  ttl_config {}
+  index_config {}
+}
+
+# Waiting messages' tickets (confidant/sessions/firestore_turn_queue.py,
+# sessions/{sid}/turn_queue/{ticket}) carry expire_at = when the ticket stops counting: a ticket
+# whose waiter died is deleted after it instead of staying under the session.
+resource "google_firestore_field" "turn_queue_expire_at" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "turn_queue"
+  field      = "expire_at"
+
+  ttl_config {}
+  index_config {}
+}
+
+# Daily usage counters (confidant/quota/firestore_ledger.py, usage/{uid}/days/{YYYY-MM-DD})
+# carry expire_at = the day's end + USAGE_RETENTION (90 days); only today's are ever read.
+resource "google_firestore_field" "usage_days_expire_at" {
+  project    = var.project_id
+  database   = google_firestore_database.main.name
+  collection = "days"
   field      = "expire_at"
 
   ttl_config {}

@@ -2,15 +2,19 @@
 # Cloud Run permissions are granted on the single resource that needs them.
 
 locals {
-  # Vertex AI (Gemini through the service account) is the only reason for aiplatform.user.
-  model_roles = var.use_vertex ? ["roles/aiplatform.user"] : []
+  # Vertex AI through the service account: Gemini and its embeddings for the services that call
+  # the model (use_vertex; else they use the API key), and the wisdom index's findNeighbors,
+  # always with the service account's credentials, for the service that retrieves wisdom.
+  model_roles  = var.use_vertex ? ["roles/aiplatform.user"] : []
+  wisdom_roles = var.wisdom_vector_search ? ["roles/aiplatform.user"] : []
   workload_role_bindings = {
     for binding in flatten([
       for workload in local.workloads : [
-        for role in concat(
+        for role in distinct(concat(
           var.workload_roles[workload],
           local.services[workload].model ? local.model_roles : [],
-        ) : { workload = workload, role = role }
+          local.services[workload].wisdom ? local.wisdom_roles : [],
+        )) : { workload = workload, role = role }
       ]
     ]) : "${binding.workload}/${binding.role}" => binding
   }
@@ -93,7 +97,8 @@ resource "google_secret_manager_secret_iam_member" "workload_reads" {
 }
 
 # The deployer (Cloud Build) pushes images, rolls out revisions running as the workload SAs and
-# moves traffic back when the smoke test fails.
+# moves traffic back when the smoke test fails: on our repository and services only, never
+# project-wide (cloudbuild.yaml only describes, deploys and moves traffic on these services).
 resource "google_artifact_registry_repository_iam_member" "deployer_pushes" {
   count = var.deployer_member == null ? 0 : 1
 
@@ -104,12 +109,14 @@ resource "google_artifact_registry_repository_iam_member" "deployer_pushes" {
   member     = var.deployer_member
 }
 
-resource "google_project_iam_member" "deployer_deploys" {
-  count = var.deployer_member == null ? 0 : 1
+resource "google_cloud_run_v2_service_iam_member" "deployer_deploys" {
+  for_each = var.deployer_member == null ? toset([]) : local.workloads
 
-  project = var.project_id
-  role    = "roles/run.developer"
-  member  = var.deployer_member
+  project  = var.project_id
+  location = var.region
+  name     = google_cloud_run_v2_service.service[each.key].name
+  role     = "roles/run.developer"
+  member   = var.deployer_member
 }
 
 resource "google_service_account_iam_member" "deployer_acts_as_workload" {

@@ -104,15 +104,23 @@ variable "topic_prefix" {
 }
 
 variable "job_ack_deadline_s" {
-  description = "Seconds a job handler has to answer a push before Pub/Sub redelivers (10-600)."
+  description = "Seconds a job handler has to answer a push before Pub/Sub redelivers (10-600); keep it above CONFIDANT_JOB_DEADLINE_S (50)."
   type        = number
   default     = 300
+  validation {
+    condition     = var.job_ack_deadline_s >= 10 && var.job_ack_deadline_s <= 600
+    error_message = "Pub/Sub accepts an ack deadline of 10 to 600 seconds."
+  }
 }
 
 variable "job_max_delivery_attempts" {
   description = "Deliveries before a job message goes to the dead-letter topic (5-100)."
   type        = number
   default     = 5
+  validation {
+    condition     = var.job_max_delivery_attempts >= 5 && var.job_max_delivery_attempts <= 100
+    error_message = "Pub/Sub accepts 5 to 100 delivery attempts before dead-lettering."
+  }
 }
 
 variable "job_retry_min_backoff" {

@@ -3,10 +3,11 @@
 # generation (1.0, not 2.0 collections): crowding and restricts; see
 # confidant/wisdom/vector_search.py. Off by default: a deployed index is billed per node hour.
 #
-# Identities: the chat service account already holds roles/aiplatform.user (chat_roles), which
-# covers findNeighbors and the embedding model; the ingestion (`confidant-ingest --target
-# vertex`) runs as its own service account, which may write the index and its Firestore
-# manifest, and which the principals in wisdom_ingest_members may impersonate.
+# Identities: the chat service account holds roles/aiplatform.user while this is on
+# (local.wisdom_roles, iam.tf), which covers findNeighbors (called with its own credentials;
+# embeddings go through Vertex AI with use_vertex, else the API key); the ingestion (`confidant-ingest --target vertex`) runs as its own service account, which may
+# write the index and its Firestore manifest, and which the principals in wisdom_ingest_members
+# may impersonate.
 
 locals {
   wisdom_count       = var.wisdom_vector_search ? 1 : 0

@@ -20,7 +20,8 @@ from confidant.chat.context import (
     ContextRequest,
     load_context,
 )
-from confidant.cli import operations
+from confidant.cli.exits import ExitCode
+from confidant.cli.main import build_parser
 from confidant.embeddings import HashedEmbedder
 from confidant.jobs.effects import REPLAYABLE_STATUSES, JobEffect, JobOutcome, PutSummary
 from confidant.jobs.extractor import Extractor
@@ -207,8 +208,13 @@ async def test_poison_and_abandoned_jobs_are_replayed_once_their_cause_is_fixed(
     assert len(await runtime.job_store.emotions(user, app=APP, session_id="s", limit=5)) == 1
 
 
-def test_the_cli_offers_exactly_the_replayable_statuses() -> None:
-    assert operations.REPLAYABLE_STATUSES == REPLAYABLE_STATUSES
+def test_the_cli_replays_exactly_the_replayable_statuses() -> None:
+    parser = build_parser()
+    for status in REPLAYABLE_STATUSES:
+        assert parser.parse_args(["jobs", "replay", "--status", status]).status == [status]
+    with pytest.raises(SystemExit) as refused:
+        parser.parse_args(["jobs", "replay", "--status", JobOutcome.DONE.value])
+    assert refused.value.code == ExitCode.USAGE
 
 
 class _FailingModel(BaseLlm):

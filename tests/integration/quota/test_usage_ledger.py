@@ -6,15 +6,24 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from agents.safety import CrisisDetector
 from confidant.ports import UsageLedger
 from confidant.profiles.ops import MergeOp
-from confidant.quota.firestore_ledger import FirestoreUsageLedger
+from confidant.quota.firestore_ledger import (
+    DAYS,
+    USAGE,
+    USAGE_RETENTION,
+    FirestoreUsageLedger,
+)
 from confidant.quota.gate import QuotaGate
 from confidant.quota.sqlite_ledger import SqliteUsageLedger
+from confidant.sessions.store import SessionStore
 from confidant.settings import TierLimits
 from tests.support import stores
 
@@ -47,6 +56,20 @@ async def test_twenty_concurrent_admissions_at_a_limit_of_ten_admit_exactly_ten(
     # The next day starts from zero.
     admitted, usage = await ledger.admit(user, "2026-11-24", max_turns=10, max_tokens=None)
     assert admitted and usage.turns == 1
+
+
+async def test_firestore_day_counters_expire_a_retention_after_their_day(request) -> None:
+    # Firestore's TTL policy on `expire_at` (infra firestore.tf) deletes past days' counters.
+    request.getfixturevalue("firestore_emulator")
+    ledger = FirestoreUsageLedger(stores.emulator_client())
+    user = _user()
+    await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
+    await ledger.charge_tokens(user, "2026-11-24", 5)  # a day first written by a charge
+    days = ledger.client.collection(USAGE).document(user).collection(DAYS)
+    admitted = (await days.document(DAY).get()).get("expire_at")
+    assert admitted == datetime(2026, 11, 24, tzinfo=UTC) + USAGE_RETENTION
+    charged = (await days.document("2026-11-24").get()).get("expire_at")
+    assert charged == datetime(2026, 11, 25, tzinfo=UTC) + USAGE_RETENTION
 
 
 async def test_two_embedded_ledgers_on_one_file_share_the_count(tmp_path) -> None:
@@ -96,44 +119,46 @@ async def test_erasure_can_keep_one_days_counters(ledger) -> None:
     assert (await ledger.usage(user, DAY)).turns == 1
 
 
+@asynccontextmanager
+async def _store_and_ledger(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, name: str
+) -> AsyncIterator[tuple[SessionStore, UsageLedger]]:
+    """A session store and a usage ledger beside it, as deployed on `backend` (the SQLite
+    ledger in its own file `name`.db, the Firestore one on the store's client)."""
+    if backend == "firestore":
+        request.getfixturevalue("firestore_emulator")
+        context = stores.firestore_store()
+    else:
+        context = stores.sqlite_store(tmp_path)
+    async with context as store:
+        ledger: UsageLedger = (
+            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
+            if backend == "firestore"
+            else SqliteUsageLedger(str(tmp_path / f"{name}.db"))
+        )
+        try:
+            yield store, ledger
+        finally:
+            await ledger.close()
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_erasing_the_users_stored_data_leaves_the_ledger_to_the_gate(
     request, tmp_path, backend
 ) -> None:
     # DELETE /v1/me erases the session store's user (recursively, on Firestore) and then asks
     # the gate, which keeps today's counters: they must not live inside the erased subtree.
-    if backend == "firestore":
-        request.getfixturevalue("firestore_emulator")
-        context = stores.firestore_store()
-    else:
-        context = stores.sqlite_store(tmp_path)
-    async with context as store:
-        ledger = (
-            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
-            if backend == "firestore"
-            else SqliteUsageLedger(str(tmp_path / "erase-usage.db"))
-        )
+    async with _store_and_ledger(request, tmp_path, backend, "erase-usage") as (store, ledger):
         user = _user()
         await ledger.admit(user, DAY, max_turns=None, max_tokens=None)
         await store.update_profile(user, [MergeOp(("account",), {"display_name": "x"})])
         await store.delete_user(user)
         assert (await ledger.usage(user, DAY)).turns == 1
-        await ledger.close()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "firestore"])
 async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path, backend) -> None:
-    if backend == "firestore":
-        request.getfixturevalue("firestore_emulator")
-        context = stores.firestore_store()
-    else:
-        context = stores.sqlite_store(tmp_path)
-    async with context as store:
-        ledger = (
-            FirestoreUsageLedger(store.client)  # type: ignore[attr-defined]
-            if backend == "firestore"
-            else SqliteUsageLedger(str(tmp_path / "gate-usage.db"))
-        )
+    async with _store_and_ledger(request, tmp_path, backend, "gate-usage") as (store, ledger):
         tiers = {"free": TierLimits(turns_per_day=1), "plus": TierLimits(turns_per_day=3)}
         gate = QuotaGate(ledger, store, tiers, "free", crisis_detector=CrisisDetector())
         user = _user()
@@ -144,4 +169,3 @@ async def test_the_gate_reads_the_tier_from_the_stored_profile(request, tmp_path
         assert all(not isinstance(a, BaseException) for a in admissions)
         report = await gate.report(user)
         assert report["tier"] == "plus" and report["remaining"]["turns_per_day"] == 0
-        await ledger.close()

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import UTC, datetime
 
-from confidant.sessions.firestore_store import FirestoreSessionStore
-from confidant.sessions.firestore_turn_queue import FirestoreTurnQueue
+from confidant.sessions.firestore_store import FirestoreSessionStore, session_ref
+from confidant.sessions.firestore_turn_queue import TURN_QUEUE, FirestoreTurnQueue
 from confidant.sessions.records import SessionKey
 from confidant.sessions.service import ConfidantSessionService
 from confidant.sessions.sqlite_turn_queue import SqliteTurnQueue
 from confidant.sessions.turn_queue import TurnQueue
+from tests.support import stores
 
 
 def _queue(store) -> TurnQueue:  # type: ignore[no-untyped-def]
@@ -93,3 +95,17 @@ async def test_a_ticket_that_expired_joins_again_at_the_end_of_the_line(store) -
     assert await queue.line(key, now=106.0) == [other]
     await queue.join(key, stalled, now=106.0, ttl_s=5)
     assert await queue.line(key, now=107.0) == [other, stalled]
+
+
+async def test_a_firestore_ticket_carries_its_ttl_from_when_it_stops_counting(request) -> None:
+    # Firestore's TTL policy (infra firestore.tf) deletes the tickets of waiters that died.
+    request.getfixturevalue("firestore_emulator")
+    async with stores.firestore_store() as store:
+        client = store.client  # type: ignore[attr-defined]
+        queue, key = FirestoreTurnQueue(client), _key()
+        ticket = "ttl" + key.user_id
+        ref = session_ref(client, key).collection(TURN_QUEUE).document(ticket)
+        await queue.join(key, ticket, now=1_000.0, ttl_s=30)
+        assert (await ref.get()).get("expire_at") == datetime.fromtimestamp(1_030, UTC)
+        await queue.refresh(key, ticket, now=1_020.0, ttl_s=30)
+        assert (await ref.get()).get("expire_at") == datetime.fromtimestamp(1_050, UTC)

@@ -11,6 +11,7 @@ import pytest
 from agents.deps import AgentDeps, TurnContext
 from agents.onemind.stages import Stage
 from agents.onemind.tools import NO_WISDOM_NOTE, STATUS_NO_WISDOM
+from agents.safety import CrisisDetector
 from confidant.embeddings.vertex import VertexEmbedder
 from confidant.wisdom import load_corpus
 from confidant.wisdom.chunking import chunk_corpus, chunk_passage
@@ -149,7 +150,7 @@ async def test_the_coach_goes_on_without_wisdom_and_is_told_not_to_invent_any(
 
     result = await asyncio.wait_for(
         run_turn(
-            deps=AgentDeps(model=model, wisdom=wisdom),
+            deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=wisdom),
             sessions=sessions,
             memory=None,
             turn=TurnContext(user_id="u", session_id="s", locale="en"),

@@ -11,6 +11,7 @@ from agents import build_app
 from agents.configured import AmendedInstruction, llm_agents
 from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
+from agents.safety import CrisisDetector
 from confidant.agentconfig import AGENT_CONFIG, AgentConfig, ConfigVersion, parse_agent_config
 from confidant.errors import BadRequestError
 from confidant.mcptools import CircuitBreaker, McpToolsetPool
@@ -20,7 +21,12 @@ from confidant.wisdom import LocalWisdomIndex
 
 SETTINGS = Settings(model="offline", agent_models={"selectable": {"alt": {"provider": "offline"}}})
 DEFAULT = OfflineModel()
-DEPS = AgentDeps(model=DEFAULT, wisdom=LocalWisdomIndex(), models=ModelCatalog(SETTINGS, DEFAULT))
+DEPS = AgentDeps(
+    crisis_detector=CrisisDetector(),
+    model=DEFAULT,
+    wisdom=LocalWisdomIndex(),
+    models=ModelCatalog(SETTINGS, DEFAULT),
+)
 
 
 def _turn(config: dict, *, app: str = "onemind", user: str = "u") -> TurnContext:

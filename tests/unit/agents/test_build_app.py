@@ -8,10 +8,10 @@ from google.adk.agents import LlmAgent
 from agents import UnknownAppError, app_names, build_app
 from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
-from agents.safety import CrisisGuardPlugin
+from agents.safety import CrisisDetector, CrisisGuardPlugin
 from confidant.wisdom import LocalWisdomIndex
 
-DEPS = AgentDeps(model=OfflineModel(), wisdom=LocalWisdomIndex())
+DEPS = AgentDeps(crisis_detector=CrisisDetector(), model=OfflineModel(), wisdom=LocalWisdomIndex())
 TURN = TurnContext(user_id="u", session_id="s", locale="en")
 
 

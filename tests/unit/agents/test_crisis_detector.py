@@ -75,6 +75,17 @@ def test_false_alarms_stay_at_or_under_two_percent(
         ("i w a n t  t o  d i e", "i want to die"),  # split letters joined
         ("I wanna diiiie", "i wanna die"),  # repeated letters
         ("💊💊 tonight", "pills pills tonight"),  # emoji stand-ins
+        ("gonna 🌉 tonight", "gonna jump tonight"),  # a place emoji after a wish is the act
+        ("the 🚆 was late", "the train was late"),
+        ("想跳 🏢", "想跳楼"),  # in Chinese, the Chinese word
+        ("lmao 💀", "lmao"),  # 💀 stands for nothing
+        ("wǒ xiǎng sǐ", "wo xiang si"),  # pinyin tone marks
+        ("想歹匕", "想死"),  # a character split into its parts
+        ("iwanttodie", "i want to die"),  # glued words
+        ("kіll муself, мир", "kill myself | мир"),  # homoglyphs, only in words mixing scripts
+        ("want 2 go", "want to go"),
+        ("ImGonnaKillMyself", "im gonna kill myself"),
+        ("deadline lifestyle notwithstanding", "deadline lifestyle notwithstanding"),
         ("I don't", "i dont"),
         ("我想 自-殺", "我想自杀"),  # spacing, punctuation, traditional
         ("我不想活了，真的", "我不想活了|真的"),  # clause ends kept
@@ -270,3 +281,88 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
     assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    ("message", "signal"),
+    [
+        # Words glued together, with the pronoun or a time glued on.
+        ("imgonnakillmyself", "explicit_intent"),
+        ("iwanttodie", "explicit_intent"),
+        ("idontwanttobealiveanymore", "explicit_intent"),
+        ("killmyselfrn", "explicit_intent"),
+        ("icantdothisanymore", "explicit_intent"),
+        ("i want 2 die", "explicit_intent"),  # "2" for "to"
+        ("iwant2die", "explicit_intent"),
+        # Cyrillic letters that look latin, put into English words.
+        ("i wаnt to kіll myself", "explicit_intent"),
+        ("woxiangsi", "slang"),  # pinyin typed without spaces
+        ("ngl gonna kms tonight", "slang"),
+        # Emoji stand-ins, read as the word they stand for.
+        ("gonna 🚆 tonight", "explicit_intent"),
+        ("i wanna 🌉", "explicit_intent"),
+        ("want to 🪦", "explicit_intent"),
+        ("i wanna ⚰️ rn", "explicit_intent"),
+        ("🔪 my wrists again", "self_harm"),
+        ("stepping in front of a 🚆 tonight", "method"),
+        # Chinese: pinyin with tone marks, homophones, split and stand-in characters.
+        ("wǒ xiǎng sǐ", "slang"),
+        ("想sǐ", "slang"),
+        ("我想亖了", "slang"),
+        ("我想歹匕", "explicit_intent"),
+        ("我想去🪦里躺着", "explicit_intent"),
+        ("想跳🏢🏢🏢", "method"),  # next to Chinese, an emoji reads as the Chinese word
+        ("我把💊都吃了", "method"),
+        ("好想🔪自己", "self_harm"),
+        ("想🪢，不想再熬了", "method"),  # after 想 at a clause's end: the act (上吊)
+    ],
+)
+def test_obfuscations_are_read_through(detector: CrisisDetector, message: str, signal: str) -> None:
+    detection = detector.detect(message)
+    assert detection.risky
+    assert signal in detection.signals
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # 💀 and ☠️ mostly mean "I'm dead (laughing)"; they stand for nothing.
+        "lmaooo 💀💀",
+        "this meme killed me 💀",
+        "bruh im dead 💀💀💀 ☠️",
+        # Emoji of death and means in everyday talk: the lexicon weighs them as the words.
+        "my gpa 🪦",
+        "rip my sleep schedule ⚰️",
+        "gotta 🚆 home after work",
+        "about to 🚆 to the airport",
+        "the 🚆 was late again",
+        "cooking with 🔪 tonight",
+        "took 2 💊 for my headache",
+        # Long words that hold a risk word, and glued words that read as nothing risky.
+        "the deadline moved to friday",
+        "new lifestyle, new me",
+        "mydogdiedlastyear and i still miss him",
+        "#suicidepreventionday walk this weekend",
+        # Chinese look-alikes of the homophones: a zisha clay teapot, missing someone,
+        # 4 o'clock, size S.
+        "笑🪦了",  # 笑死了: laughing
+        "今天去🏢上班",
+        "我想🚆回家",
+        "买了🪢晾衣服",
+        "我买了个紫砂壶",
+        "zisha teapot from yixing",
+        "我想4你了",
+        "想4点出门",
+        "想s码的衣服",
+        "wo xiang si ni le",
+        "woxiangsini",
+        "thisclassiskillingme lol",
+        "iwanttodieofembarrassment",
+        "i want 2 tickets for friday",
+        # Russian stays Russian: only words that mix scripts are folded.
+        "привет, как дела? all good here",
+        "我想si你了",
+    ],
+)
+def test_obfuscation_look_alikes_stay_silent(detector: CrisisDetector, message: str) -> None:
+    assert not detector.detect(message).risky

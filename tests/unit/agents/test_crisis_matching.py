@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import re2
 
-from agents.safety import CrisisDetector, Detection, load_lexicons
+from agents.safety import CrisisDetector, Detection, glued, load_lexicons
 from agents.safety import detector as detector_module
 from agents.safety import normalise as normalise_module
 from agents.safety.detector import _Message
@@ -138,12 +138,18 @@ def _plain_normalise(text: str) -> str:
     """normalise() without its shortcuts: every step, one regular expression each."""
     m = normalise_module
     text = unicodedata.normalize("NFKC", text)
-    folded = m._INVISIBLE.sub("", text).casefold().translate(m._variants())
-    for emoji, word in m._EMOJI_WORDS.items():
-        folded = folded.replace(emoji, word)
+    folded = m._INVISIBLE.sub("", text).casefold().translate(m._folds())
+    folded = m._MIXED_WORD.sub(lambda found: found.group().translate(m._HOMOGLYPHS), folded)
+    folded = m._EMOJI_AS_ACT.sub(r"\1 jump ", folded)
+    folded = m._ZH_EMOJI_AS_ACT.sub(lambda found: m._ZH_ACTS[found.group(1)], folded)
+    folded = m._EMOJI.sub(m._emoji_word, folded)
+    for parts, character in m._SPLIT_CHARACTERS.items():
+        folded = folded.replace(parts, character)
     folded = re.sub(r"(?<=[a-z])['’](?=[a-z])", "", folded)
+    folded = m._TWO_AS_TO.sub(m._two_as_to, folded)
     folded = m._LEET_WORD.sub(lambda found: found.group().translate(m._LEET), folded)
     folded = m._SPLIT_LETTERS.sub(m._join_split_letters, folded)
+    folded = glued.RUN.sub(lambda found: glued.split_run(found.group()), folded)
     folded = re.sub(r"[。；，、\n,;!?]|[.:](?=\s|$)| [-–—]+ ", f" {CLAUSE_MARK} ", folded)
     folded = re.sub(r"([^\W\d])\1\1+", r"\1", folded)
     cjk = m._CJK_CLASS
@@ -156,6 +162,22 @@ def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
         "自杀死想跳楼我，。？！：；（）　ＡＢ１！～殺樂哈"
     )
     pieces += ["\u200b", "\u00ad", "💊", "🔪", "é", "ﬁ", "²", "e\u0301", "，\u0301", "ß", "İ"]
+    # emoji stand-ins, tone marks, a split character, and words that glue into phrases
+    pieces += ["🚆", "🪦", "⚰️", "gonna", "want to", "ǒ", "Ǐ", "歹", "匕", "kill", "die", "myself"]
+    pieces += [
+        "і",
+        "а",
+        "о",
+        "α",
+        "κ",
+        "2",
+        "want",
+        "привет",
+        "🪢",
+        "🏢",
+        "要",
+        "了",
+    ]  # homoglyphs, "2" for "to"
     rng = random.Random(6)
     probes = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
     differ = [text for text in [*texts, *probes] if normalise(text) != _plain_normalise(text)]

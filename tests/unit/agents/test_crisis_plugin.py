@@ -13,6 +13,7 @@ from agents.offline import OfflineModel
 from agents.safety import (
     CRISIS_GUARD_PLUGIN_NAME,
     CRISIS_STATE_KEY,
+    CrisisDetector,
     CrisisGuardPlugin,
     check_in_section,
 )
@@ -36,7 +37,7 @@ async def test_crisis_message_gets_fixed_reply_without_model_call(
     turn_locale: str, state_locale: str | None, message: str, hotline: str
 ) -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     state = {"locale": state_locale} if state_locale else None
     await sessions.create_session(app_name="onemind", user_id="u1", session_id="s1", state=state)
@@ -60,7 +61,7 @@ async def test_crisis_message_gets_fixed_reply_without_model_call(
 
 async def test_ordinary_message_reaches_the_model_and_crisis_after_it_does_not() -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     turn = TurnContext(user_id="u1", session_id="s2", locale="en")
     await sessions.create_session(app_name="onemind", user_id="u1", session_id="s2")
@@ -84,7 +85,7 @@ async def test_ordinary_message_reaches_the_model_and_crisis_after_it_does_not()
 async def test_locale_sent_with_the_message_picks_the_reply() -> None:
     # The chat layer passes the request's locale as the user event's state delta.
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     result = await run_turn(
         deps=deps,
         sessions=InMemorySessionService(),
@@ -105,7 +106,7 @@ async def test_a_crisis_turn_is_stored_with_time_and_signals_and_a_repeat_still_
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     turn = TurnContext(user_id="u1", session_id="s4", locale="en")
     message = "I've been saving up my sleeping pills and I'm going to take them all tonight"
@@ -133,7 +134,7 @@ async def test_a_crisis_turn_is_stored_with_time_and_signals_and_a_repeat_still_
 
 async def test_the_next_ordinary_turn_is_told_to_check_in_first() -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     turn = TurnContext(user_id="u1", session_id="s5", locale="zh")
     await run_turn(deps=deps, sessions=sessions, memory=None, turn=turn, text="遗书已经写好了")

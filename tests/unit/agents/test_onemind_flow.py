@@ -13,6 +13,7 @@ from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
 from agents.onemind import state_keys
 from agents.onemind.stages import Stage
+from agents.safety import CrisisDetector
 from confidant.ports import MemoryRecord
 from confidant.wisdom import LocalWisdomIndex
 from tests.unit.agents.support import (
@@ -90,7 +91,7 @@ def assert_streamed(result: TurnResult) -> None:
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_four_stage_conversation(language: str) -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     memory = RecordingMemoryService()
     user, session_id = f"user-{language}", f"session-{language}"
@@ -168,7 +169,7 @@ async def test_four_stage_conversation(language: str) -> None:
 @pytest.mark.parametrize("language", ["en", "zh"])
 async def test_new_session_sees_earlier_crystal(language: str) -> None:
     model = CountingLlm(inner=OfflineModel())
-    deps = AgentDeps(model=model, wisdom=LocalWisdomIndex())
+    deps = AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=LocalWisdomIndex())
     sessions = InMemorySessionService()
     memory = RecordingMemoryService()
     user = "returning-user"

@@ -14,6 +14,7 @@ from agents.onemind.tools import (
     RETRIEVE_WISDOM_DECLARATION,
     SAVE_CRYSTAL_DECLARATION,
 )
+from agents.safety import CrisisDetector
 from tests.unit.agents.support import (
     APP,
     RecordingMemoryService,
@@ -53,7 +54,7 @@ async def test_wrong_stage_calls_return_errors_and_change_nothing() -> None:
     turn = TurnContext(user_id="u", session_id="s", locale="en")
 
     result = await run_turn(
-        deps=AgentDeps(model=model, wisdom=wisdom),
+        deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=wisdom),
         sessions=sessions,
         memory=memory,
         turn=turn,
@@ -91,7 +92,7 @@ async def test_advance_stage_moves_exactly_one_step_and_files_the_summary() -> N
     turn = TurnContext(user_id="u", session_id="s", locale="zh")
 
     result = await run_turn(
-        deps=AgentDeps(model=model, wisdom=wisdom),
+        deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=wisdom),
         sessions=sessions,
         memory=None,
         turn=turn,
@@ -124,7 +125,7 @@ async def test_save_crystal_is_written_once_per_session() -> None:
     turn = TurnContext(user_id="u", session_id="s", locale="en")
 
     result = await run_turn(
-        deps=AgentDeps(model=model, wisdom=RecordingWisdom()),
+        deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=RecordingWisdom()),
         sessions=sessions,
         memory=memory,
         turn=turn,
@@ -154,7 +155,7 @@ async def test_save_crystal_without_memory_service_reports_an_error_and_records_
     turn = TurnContext(user_id="u", session_id="s", locale="en")
 
     result = await run_turn(
-        deps=AgentDeps(model=model, wisdom=RecordingWisdom()),
+        deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=RecordingWisdom()),
         sessions=sessions,
         memory=None,
         turn=turn,
@@ -169,7 +170,7 @@ async def test_declarations_are_sent_to_the_model() -> None:
     model = ScriptedLlm(steps=["hi"])
     sessions = await _session(None)
     await run_turn(
-        deps=AgentDeps(model=model, wisdom=RecordingWisdom()),
+        deps=AgentDeps(crisis_detector=CrisisDetector(), model=model, wisdom=RecordingWisdom()),
         sessions=sessions,
         memory=None,
         turn=TurnContext(user_id="u", session_id="s", locale="en"),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from agents.deps import AgentDeps, TurnContext
 from agents.onemind.stages import Stage
 from agents.onemind.tools import NO_WISDOM_NOTE, RETRIEVE_WISDOM_DECLARATION, STATUS_NO_WISDOM
+from agents.safety import CrisisDetector
 from confidant.ports import WISDOM_TOPICS, WisdomIndex, WisdomPassage
 from tests.unit.agents.support import (
     RecordingWisdom,
@@ -29,7 +30,9 @@ async def _retrieve(wisdom: WisdomIndex, **args: object) -> dict[str, object]:
     sessions = await session_in_stage(Stage.INTEGRATION.value)
     result = await run_turn(
         deps=AgentDeps(
-            model=ScriptedLlm(steps=[call("retrieve_wisdom", **args), "ok"]), wisdom=wisdom
+            crisis_detector=CrisisDetector(),
+            model=ScriptedLlm(steps=[call("retrieve_wisdom", **args), "ok"]),
+            wisdom=wisdom,
         ),
         sessions=sessions,
         memory=None,

@@ -18,7 +18,7 @@ from agents.registry import AppSpec, register
 from confidant.bootstrap import Runtime
 from confidant.chat.busy import QueueTimeoutError
 from confidant.chat.requests import ChatRequest, parse_chat_request
-from confidant.errors import SessionBusyError
+from confidant.errors import SessionBusyError, StoreUnavailableError
 from confidant.sessions.records import SessionKey
 from tests.support.scripted_model import ScriptedLlm
 from tests.support.sse import of_type, streamed_text
@@ -152,6 +152,28 @@ async def test_a_queued_message_that_waits_too_long_is_refused_and_leaves_the_li
     assert await runtime.chat.busy.queue.line(key, now=runtime.sessions.clock()) == []  # type: ignore[union-attr]
     assert (await first)[-1]["type"] == "finish"
     assert [m[0] for m in _messages(await _stored(runtime, "slow"))] == ["user", "assistant"]
+
+
+async def test_an_interrupt_that_fails_after_taking_the_lease_leaves_the_session_free(
+    make_client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The store fails clearing the interrupt request, after the interrupting message took the
+    # lease: that message gets its 503, and the session's next message is answered at once, not
+    # refused until the lease expires.
+    _, runtime = make_client(offline_chunk_delay_ms=200, lease_ttl_s=600.0, **FAST_POLL)
+
+    async def store_down(key: SessionKey) -> None:
+        raise StoreUnavailableError("the session store is not answering")
+
+    monkeypatch.setattr(runtime.chat.busy.queue, "clear_interrupt", store_down)  # type: ignore[union-attr]
+    replying = asyncio.Event()
+    first = asyncio.create_task(_say(runtime, _request("flaky", "I want to quit my job"), replying))
+    await replying.wait()
+    with pytest.raises(StoreUnavailableError):
+        await _say(runtime, _request("flaky", "Sorry, it is my studies", "interrupt"))
+    assert (await first)[-1]["type"] == "finish"
+    after = await _say(runtime, _request("flaky", "Are you still there?", "reject"))
+    assert after[-1]["type"] == "finish" and streamed_text(after)
 
 
 def _echo_root(deps: AgentDeps, turn: TurnContext) -> LlmAgent:

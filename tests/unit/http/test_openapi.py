@@ -88,6 +88,16 @@ async def test_bodies_and_parameters_are_the_handlers_models(make_client) -> Non
     assert document["paths"]["/v1/apps"]["get"]["security"] == []
 
 
+async def test_429_is_documented_exactly_where_the_rate_limits_apply(make_client) -> None:
+    client, _ = make_client(rate_limit_ip_per_min=1, rate_limit_ip_burst=1)
+    paths = (await _document(client))["paths"]
+    assert "429" in paths["/v1/chat"]["post"]["responses"]
+    assert "429" in paths["/v1/apps"]["get"]["responses"]
+    assert "429" not in paths["/healthz"]["get"]["responses"]
+    assert (await client.get("/v1/apps")).status_code == 429  # the document's request spent it
+    assert (await client.get("/healthz")).status_code == 200
+
+
 async def test_the_stream_is_a_discriminated_union_of_every_part(make_client) -> None:
     client, _ = make_client()
     document = await _document(client)

@@ -189,6 +189,43 @@ async def test_a_refused_message_too_long_to_be_a_chat_message_is_not_let_throug
     assert of_type(_parts(await _chat(client, f"  {CRISIS}  ", session="c2")), "data-crisis")
 
 
+async def test_only_chat_message_routes_let_a_crisis_message_past_the_rate_limit(
+    make_client,
+) -> None:
+    # The bypass exists for a person in crisis writing to the coach, not to lift the limit off
+    # any other POST whose body happens to carry a `message` field.
+    client, _ = make_client(rate_limit_user_per_min=1, rate_limit_user_burst=1)
+    assert (await client.get("/v1/sessions", headers=ALICE)).status_code == 200
+    person = {"name": "Alex", "message": CRISIS}
+    other_post = await client.post("/v1/relationship/persons", json=person, headers=ALICE)
+    assert other_post.status_code == 429
+    assert other_post.json()["error"]["code"] == "rate_limited"
+    strategy = await client.post(
+        "/v1/relationship/advise", json={"message": CRISIS, "session_id": "r1"}, headers=ALICE
+    )
+    assert of_type(_parts(strategy), "data-crisis")
+
+
+async def test_past_the_rate_limit_only_a_messages_text_parts_are_read_for_crisis(
+    make_client,
+) -> None:
+    # The chat answers the text parts alone, so only they may let a message past the limit:
+    # crisis words in a non-text part (reasoning, a file's name) do not buy a turn.
+    client, _ = make_client(rate_limit_user_per_min=1, rate_limit_user_burst=1)
+    assert (await client.get("/v1/sessions", headers=ALICE)).status_code == 200
+    smuggled = [
+        {"type": "text", "text": "hello"},
+        {"type": "reasoning", "text": CRISIS},
+        {"type": "file", "mediaType": "text/plain", "url": "data:,x", "text": CRISIS},
+    ]
+    body = {"id": "p1", "messages": [{"role": "user", "parts": smuggled}]}
+    refused = await client.post("/v1/chat", json=body, headers=ALICE)
+    assert refused.status_code == 429
+    split = [{"type": "text", "text": "I want to end "}, {"type": "text", "text": "my life"}]
+    body = {"id": "p2", "messages": [{"role": "user", "parts": split}]}
+    assert of_type(_parts(await client.post("/v1/chat", json=body, headers=ALICE)), "data-crisis")
+
+
 async def test_the_address_limit_applies_before_identity(make_client) -> None:
     client, _ = make_client(rate_limit_ip_per_min=1, rate_limit_ip_burst=1)
     assert (await client.get("/v1/apps")).status_code == 200

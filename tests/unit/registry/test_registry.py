@@ -13,7 +13,7 @@ from agents import registry
 from agents.deps import AgentDeps, TurnContext
 from agents.offline import OfflineModel
 from agents.registry import AppSpec, register
-from agents.safety import CrisisGuardPlugin
+from agents.safety import CrisisDetector, CrisisGuardPlugin
 from confidant.wisdom import LocalWisdomIndex
 from tests.support.scripted_model import ScriptedLlm
 from tests.support.sse import of_type, parse_frames, streamed_text
@@ -52,7 +52,9 @@ def late_app() -> Iterator[AppSpec]:
 
 
 def test_every_app_gets_the_crisis_guard_from_the_registry(late_app: AppSpec) -> None:
-    deps = AgentDeps(model=OfflineModel(), wisdom=LocalWisdomIndex())
+    deps = AgentDeps(
+        crisis_detector=CrisisDetector(), model=OfflineModel(), wisdom=LocalWisdomIndex()
+    )
     for spec in agents.app_specs():
         app = agents.build_app(spec.name, deps, TurnContext("u", "s", locale="en"))
         assert isinstance(app.plugins[0], CrisisGuardPlugin), spec.name

@@ -1,0 +1,148 @@
+"""The n-gram layer's fast scoring (whole view at once, integer-coded CJK n-grams) gives the
+scores of the plain one: every clause's n-grams by `clause_features`, looked up one by one, and
+every window of two adjacent clauses scored from its own text."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from agents.safety import CrisisDetector
+from agents.safety.ngram import (
+    THRESHOLD,
+    NgramModel,
+    Window,
+    clause_features,
+    language,
+    load_model,
+)
+from agents.safety.normalise import CLAUSE_MARK, normalise
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+# Every open crisis set (the held-out ones are for measuring only).
+OPEN_SETS = (
+    "crisis_dev_set.jsonl",
+    "crisis_tuning.jsonl",
+    "crisis_selection.jsonl",
+    "crisis_select_en.jsonl",
+    "crisis_select_zh.jsonl",
+    "crisis_train_en.jsonl",
+    "crisis_train_zh.jsonl",
+    "crisis_train3_en.jsonl",
+    "crisis_train3_zh.jsonl",
+    "crisis_ordinary_en.jsonl",
+    "crisis_ordinary_zh.jsonl",
+)
+TOLERANCE = 1e-9  # sums taken in another order differ in the last bits only
+
+
+@pytest.fixture(scope="module")
+def model() -> NgramModel:
+    shipped = load_model()
+    assert shipped is not None
+    return shipped
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    found = []
+    for name in OPEN_SETS:
+        lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+        found += [json.loads(line)["text"] for line in lines if line.strip()]
+    return found
+
+
+def _long_messages(texts: list[str], count: int) -> list[str]:
+    """2 to 40 cases joined by clause ends, spaces, contrasts, blank clauses or nothing: long
+    messages of both scripts, mixed, with clauses of every length."""
+    rng = random.Random(11)
+    joiners = [". ", "。", " ", "，", "\n", " but ", "但是", "! ", "", " - ", "\n\n\n", "…", "ok"]
+    return [
+        rng.choice(joiners).join(rng.choice(texts) for _ in range(rng.randint(2, 40)))
+        for _ in range(count)
+    ]
+
+
+def _plain_clause_score(model: NgramModel, clause: str) -> float:
+    return sum(model.weights.get(gram, 0.0) for gram in clause_features(clause))
+
+
+def _plain_logit(model: NgramModel, text: str) -> float:
+    score = sum(_plain_clause_score(model, clause) for clause in text.split(CLAUSE_MARK))
+    return model.biases[language(text)] + score
+
+
+def _plain_windows(model: NgramModel, view: str) -> list[tuple[int, int, float]]:
+    """(start, end, logit) of every window the model weighs: the whole view when it has at most
+    three clauses that are not blank, else every two adjacent ones."""
+    bounds, start = [], 0
+    for part in view.split(CLAUSE_MARK):
+        if part.strip():
+            bounds.append((start, start + len(part)))
+        start += len(part) + 1
+    if len(bounds) <= 3:
+        return [(0, len(view), _plain_logit(model, view))]
+    pairs = pairwise(bounds)
+    return [
+        (first[0], second[1], _plain_logit(model, view[first[0] : second[1]]))
+        for first, second in pairs
+    ]
+
+
+def _plain_riskiest(model: NgramModel, view: str) -> Window:
+    windows = _plain_windows(model, view)
+    start, end, logit = max(windows, key=lambda window: window[2])  # the first of equals
+    return Window(start, end, 1 / (1 + math.exp(-max(-30.0, min(30.0, logit)))))
+
+
+def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
+    views = [normalise(text) for text in [*texts, *_long_messages(texts, 150)]]
+    views += ["", CLAUSE_MARK, " | | ", "我", "a", "a|b", "我|你", "ab我cd你ef", "^$", "想死|"]
+    differing = []
+    for view in views:
+        fast, cjk = model._tables.clause_sums(view)
+        clauses = view.split(CLAUSE_MARK)
+        plain = [_plain_clause_score(model, clause) for clause in clauses]
+        if len(fast) != len(plain) or any(
+            abs(a - b) > TOLERANCE for a, b in zip(fast, plain, strict=True)
+        ):
+            differing.append(view)
+        has_cjk = [language(clause) == "zh" for clause in clauses]
+        if (cjk if cjk is not None else [False] * len(clauses)) != has_cjk:
+            differing.append(view)
+    assert differing == []
+
+
+def test_the_riskiest_window_equals_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
+    views = [normalise(text) for text in [*texts, *_long_messages(texts, 150)]]
+    differing = []
+    for view in views:
+        fast, plain = model.riskiest(view), _plain_riskiest(model, view)
+        if (fast.start, fast.end) != (plain.start, plain.end):
+            differing.append(view)
+        elif abs(fast.probability - plain.probability) > TOLERANCE:
+            differing.append(view)
+        elif (fast.probability >= THRESHOLD) != (plain.probability >= THRESHOLD):
+            differing.append(view)
+    assert differing == []
+    fired = sum(model.riskiest(view).probability >= THRESHOLD for view in views)
+    assert 0 < fired < len(views)  # the sets hold windows on both sides of the threshold
+
+
+def test_detections_with_the_model_equal_the_plain_scoring(
+    model: NgramModel, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    messages = [*texts, *_long_messages(texts, 150)]
+    detector = CrisisDetector(model=model)
+    fast = [detector.detect(text) for text in messages]
+    monkeypatch.setattr(NgramModel, "riskiest", _plain_riskiest)
+    plain = [detector.detect(text) for text in messages]
+    assert [(d.risky, d.signals, d.matches, d.held_back) for d in fast] == [
+        (d.risky, d.signals, d.matches, d.held_back) for d in plain
+    ]
+    assert sum(d.signals == ("ngram_model",) for d in fast) > 0
