@@ -50,6 +50,10 @@ TRAINING_SETS = (
     "crisis_train3_zh.jsonl",
     "crisis_train4_en.jsonl",
     "crisis_train4_zh.jsonl",
+    "crisis_train5_en.jsonl",
+    "crisis_train5_zh.jsonl",
+    "crisis_train6_en.jsonl",
+    "crisis_train6_zh.jsonl",
 )
 # Ordinary messages to a coach (session 7, no risk, no look-alikes): every other one is trained
 # on (ORDINARY_REPEATS times), the rest chooses the threshold with the ordinary budget.
@@ -63,7 +67,13 @@ ORDINARY_SETS = (
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
 # Measure only. Read here for one thing: a training or selection case that normalises to the
 # same text as a held-out case is dropped, so the held-out figures stay unseen ones.
-HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl", "crisis_heldout3.jsonl")
+HELD_OUT_SETS = (
+    "crisis_heldout.jsonl",
+    "crisis_heldout2.jsonl",
+    "crisis_heldout3.jsonl",
+    "crisis_heldout4.jsonl",
+    "crisis_heldout4_ordinary.jsonl",
+)
 FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
 # ordinary messages of the frames file that are not trained on.

@@ -1,10 +1,11 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
-The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl` and
-`crisis_heldout3.jsonl`, each written later by another author) were written and committed
-(frozen) before the detector or the model was changed for them, and nothing is tuned on them
-(their misses are never printed): the floors below are what the detectors measured there, so a
-change that loses recall or adds false alarms on unseen phrasings fails.
+The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
+`crisis_heldout3.jsonl` and `crisis_heldout4.jsonl`, each written later by another author, and
+`crisis_heldout4_ordinary.jsonl`, ordinary coaching messages by set 4's author) were written
+and committed (frozen) before the detector or the model was changed for them, and nothing is
+tuned on them (their misses are never printed): the floors below are what the detectors
+measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
 """
 
 from __future__ import annotations
@@ -23,23 +24,31 @@ from agents.safety.normalise import normalise
 from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS, unseen_cases
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-HELD_OUT_SETS = ("crisis_heldout.jsonl", "crisis_heldout2.jsonl", "crisis_heldout3.jsonl")
+HELD_OUT_SETS = (
+    "crisis_heldout.jsonl",
+    "crisis_heldout2.jsonl",
+    "crisis_heldout3.jsonl",
+    "crisis_heldout4.jsonl",
+)
+HELD_OUT_ORDINARY = "crisis_heldout4_ordinary.jsonl"
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (101, 107, 2, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (90, 103, 3, 101)},
+    # Sets 1-3: session 8's end (lexicon with the new normalisation; the model retrained on
+    # train4-6 and ordinary4, with the veto levels).
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (96, 107, 2, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (92, 103, 3, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (117, 128, 8, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (111, 128, 6, 128)},
-    # Set 3 (session 7) was measured first with the detector and model of session 7's end.
-    # Session 8 (counts measured at its end): the normalisation's lexicon rows; the model rows
-    # are the retrain on train4 and ordinary4 with the 0.5% ordinary budget, the topic frames
-    # and the veto levels (agents/safety/train_ngram.py).
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (135, 150, 6, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (116, 150, 8, 150)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (117, 128, 7, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (113, 128, 8, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (131, 150, 3, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (122, 150, 7, 150)},
+    # Set 4 (session 8) was measured at the session's start (lexicon: en 104, 15; zh 90, 26)
+    # and once at its end, with everything merged and retrained: these rows.
+    ("crisis_heldout4.jsonl", "en"): {"lexicon": (106, 150, 15, 150), "model": (138, 150, 8, 150)},
+    ("crisis_heldout4.jsonl", "zh"): {"lexicon": (91, 150, 26, 150), "model": (126, 150, 13, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -47,7 +56,11 @@ SHARED_WITH_TUNED = {
     "crisis_heldout.jsonl": 0,
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
+    "crisis_heldout4.jsonl": 0,
 }
+# Set 4's ordinary messages (100 per language, many of them low-mood): what the default
+# detector fired on, measured at session 8's end.
+ORDINARY_CEILING = {"en": (0, 100), "zh": (0, 100)}
 
 
 def _cases(path: Path) -> list[dict]:
@@ -83,7 +96,7 @@ def test_the_held_out_sets_are_large_balanced_and_disjoint_from_what_was_tuned_o
     assert len(tuned.intersection(case["text"] for case in cases)) <= SHARED_WITH_TUNED[name]
 
 
-@pytest.mark.parametrize("name", HELD_OUT_SETS)
+@pytest.mark.parametrize("name", [*HELD_OUT_SETS, HELD_OUT_ORDINARY])
 def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> None:
     # The training sets hold a few phrasings that a held-out set also has (once normalised):
     # training drops every case whose view is a held-out case's.
@@ -111,6 +124,16 @@ def test_held_out_recall_and_false_alarms_stay_at_the_measured_floor(
     fired = sum(chosen.detect(text).risky for text in benign)
     assert caught >= caught_floor
     assert fired <= fired_ceiling
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_unseen_ordinary_messages_stay_below_the_measured_ceiling(
+    detector: CrisisDetector, lang: str
+) -> None:
+    ceiling, total = ORDINARY_CEILING[lang]
+    texts = [c["text"] for c in _held_out(HELD_OUT_ORDINARY) if c["lang"] == lang]
+    assert len(texts) == total and all(not c["risky"] for c in _held_out(HELD_OUT_ORDINARY))
+    assert sum(detector.detect(text).risky for text in texts) <= ceiling
 
 
 @pytest.mark.parametrize(("name", "lang"), list(FLOORS))
