@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from google.adk.models import BaseLlm, LlmRequest, LlmResponse
+from google.cloud import firestore
 from google.genai import errors as genai_errors
 
 from confidant.bootstrap import Runtime
@@ -30,6 +31,7 @@ from confidant.jobs.service import JobDeps, JobService
 from confidant.jobs.sqlite_store import cosine
 from confidant.ports import MemoryRecord
 from confidant.sessions.records import SessionKey
+from tests.conftest import TEST_PROJECT
 from tests.support.job_runtime import bus_of, job_runtime, new_user, say
 
 APP = "onemind"
@@ -360,3 +362,34 @@ async def test_deleting_the_user_removes_what_jobs_made_and_late_jobs_do_nothing
         ).count(user)
         == 0
     )
+
+
+async def test_a_sweep_meeting_a_job_locked_by_its_handler_still_answers(
+    firestore_emulator: str, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    # A handler finishing a job holds its document in a transaction; the sweep's count of that
+    # job's republish then aborts ("Transaction lock timeout"). The job is being worked on, not
+    # stuck: the sweep skips its count and still reports what it republished.
+    async with job_runtime("firestore", tmp_path) as runtime:
+        user = new_user()
+        bus = bus_of(runtime)
+        bus.down = True
+        await say(runtime, user, "s", "I am a painter")
+        bus.down = False
+        mine = [
+            job
+            for job in await runtime.job_store.due_jobs(created_before=1e12, limit=1000)
+            if job.user_id == user
+        ]
+        assert mine
+        holder = firestore.AsyncClient(project=TEST_PROJECT)
+        transaction = holder.transaction()
+        await transaction._begin()
+        locked = holder.collection("jobs").document(mine[0].job_id)
+        await locked.get(transaction=transaction)  # the lock, as a handler's transaction takes
+        try:
+            report = await runtime.job_service.sweep(bus, limit=1000, grace_s=0, max_sweeps=5)
+        finally:
+            await transaction._rollback()
+        assert report.republished >= len(mine)
+        assert {job.job_id for job in mine} <= {job.job_id for job in bus.published}
