@@ -73,6 +73,15 @@ def send(page, text: str) -> None:  # type: ignore[no-untyped-def]
     page.get_by_role("button", name="Send").wait_for(timeout=20_000)  # "Answering…" is over
 
 
+def send_and_see_the_reply_begin(page, text: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_test_id("composer").fill(text)
+    page.get_by_test_id("send").click()
+    page.wait_for_function(
+        "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
+        timeout=20_000,
+    )
+
+
 def open_session(page, server: Server, session: str, user: str) -> None:  # type: ignore[no-untyped-def]
     page.add_init_script(f"localStorage.setItem('confidant.user', {json.dumps(user)})")
     page.goto(f"{server.base_url}/#app=onemind&session={session}")
@@ -166,12 +175,7 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
     headers = {"X-User-Id": "web-reload"}
     try:
         open_session(page, slow, "reload", "web-reload")
-        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
-        page.get_by_test_id("send").click()
-        page.wait_for_function(
-            "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
-            timeout=20_000,
-        )
+        send_and_see_the_reply_begin(page, "I keep avoiding my inbox")
         page.reload()  # mid-reply: the page loses its stream; the turn goes on on the server
         page.get_by_test_id("app-picker").wait_for()
         deadline = time.monotonic() + 60
@@ -223,12 +227,7 @@ def test_a_reply_interrupted_by_a_newer_message_says_so(page, tmp_path) -> None:
     interrupting = threading.Thread(target=other_tab)
     try:
         open_session(page, slow, "cut", "web-cut")
-        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
-        page.get_by_test_id("send").click()
-        page.wait_for_function(
-            "document.querySelector('.message.assistant')?.innerText.trim().length > 0",
-            timeout=20_000,
-        )
+        send_and_see_the_reply_begin(page, "I keep avoiding my inbox")
         interrupting.start()
         note = page.get_by_test_id("interrupted")
         note.wait_for(timeout=20_000)

@@ -22,22 +22,12 @@ from agents.safety.ngram import (
     load_model,
 )
 from agents.safety.normalise import CLAUSE_MARK, normalise
+from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-# Every open crisis set (the held-out ones are for measuring only).
-OPEN_SETS = (
-    "crisis_dev_set.jsonl",
-    "crisis_tuning.jsonl",
-    "crisis_selection.jsonl",
-    "crisis_select_en.jsonl",
-    "crisis_select_zh.jsonl",
-    "crisis_train_en.jsonl",
-    "crisis_train_zh.jsonl",
-    "crisis_train3_en.jsonl",
-    "crisis_train3_zh.jsonl",
-    "crisis_ordinary_en.jsonl",
-    "crisis_ordinary_zh.jsonl",
-)
+# Every open crisis set: what the model is trained, thresholded and checked on (the held-out
+# ones are for measuring only).
+OPEN_SETS = TRAINING_SETS + SELECTION_SETS + ORDINARY_SETS
 TOLERANCE = 1e-9  # sums taken in another order differ in the last bits only
 
 
@@ -54,7 +44,8 @@ def texts() -> list[str]:
     for name in OPEN_SETS:
         lines = (DATA / name).read_text(encoding="utf-8").splitlines()
         found += [json.loads(line)["text"] for line in lines if line.strip()]
-    return found
+    # Every other case of every set: the sets hold 20k cases, and the plain scoring is slow.
+    return found[::2]
 
 
 def _long_messages(texts: list[str], count: int) -> list[str]:
