@@ -185,25 +185,18 @@ resource "google_firestore_field" "stream_expire_at" {
   index_config {}
 }
 
-# Waiting messages' tickets (confidant/sessions/firestore_turn_queue.py,
-# sessions/{sid}/turn_queue/{ticket}) carry expire_at = when the ticket stops counting: a ticket
-# whose waiter died is deleted after it instead of staying under the session.
-resource "google_firestore_field" "turn_queue_expire_at" {
+# Short-lived records that carry expire_at, deleted by Firestore once it has passed:
+# - turn_queue: waiting messages' tickets (confidant/sessions/firestore_turn_queue.py,
+#   sessions/{sid}/turn_queue/{ticket}), expire_at = when the ticket stops counting, so a ticket
+#   whose waiter died does not stay under the session;
+# - days: daily usage counters (confidant/quota/firestore_ledger.py,
+#   usage/{uid}/days/{YYYY-MM-DD}), expire_at = the day's end + USAGE_RETENTION (90 days); only today's are ever read.
+resource "google_firestore_field" "short_lived_expire_at" {
+  for_each = toset(["turn_queue", "days"])
+
   project    = var.project_id
   database   = google_firestore_database.main.name
-  collection = "turn_queue"
-  field      = "expire_at"
-
-  ttl_config {}
-  index_config {}
-}
-
-# Daily usage counters (confidant/quota/firestore_ledger.py, usage/{uid}/days/{YYYY-MM-DD})
-# carry expire_at = the day's end + USAGE_RETENTION (90 days); only today's are ever read.
-resource "google_firestore_field" "usage_days_expire_at" {
-  project    = var.project_id
-  database   = google_firestore_database.main.name
-  collection = "days"
+  collection = each.value
   field      = "expire_at"
 
   ttl_config {}
