@@ -54,9 +54,13 @@ def test_every_tf_file_parses(path: Path) -> None:
 # --- references ------------------------------------------------------------------------------
 
 
+_MOVED_FROM = re.compile(r"^\s*from\s*=.*$", re.MULTILINE)
+
+
 @pytest.mark.parametrize("directory", tf.DIRECTORIES, ids=lambda p: str(p.relative_to(tf.INFRA)))
 def test_every_reference_resolves(directory: Path) -> None:
-    text = tf.source_text(directory)
+    # A `moved` block's `from` names an address that no longer exists (that is its point).
+    text = _MOVED_FROM.sub("", tf.source_text(directory))
     declared_vars = set(tf.variables(directory))
     assert set(re.findall(r"\bvar\.(\w+)", text)) <= declared_vars
     declared_locals = set(tf.local_values(directory))

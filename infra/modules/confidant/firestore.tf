@@ -170,11 +170,19 @@ resource "google_firestore_field" "job_failures_expire_at" {
   index_config {}
 }
 
-# Resumable streams (confidant/streaming/firestore_log.py): a turn's stream head
-# (sessions/{sid}/streams/{turn}) and its part batches (…/streams/{turn}/stream_parts/{first}) carry
-# expire_at = the turn's start + CONFIDANT_STREAM_RETENTION_S; Firestore deletes them after it.
-resource "google_firestore_field" "stream_expire_at" {
-  for_each = toset(["streams", "stream_parts"])
+# Short-lived records that carry expire_at, deleted by Firestore once it has passed:
+# - streams, stream_parts: resumable streams (confidant/streaming/firestore_log.py), a turn's
+#   stream head (sessions/{sid}/streams/{turn}) and its part batches
+#   (…/streams/{turn}/stream_parts/{first}), expire_at = the turn's start +
+#   CONFIDANT_STREAM_RETENTION_S;
+# - turn_queue: waiting messages' tickets (confidant/sessions/firestore_turn_queue.py,
+#   sessions/{sid}/turn_queue/{ticket}), expire_at = when the ticket stops counting, so a ticket
+#   whose waiter died does not stay under the session;
+# - days: daily usage counters (confidant/quota/firestore_ledger.py,
+#   usage/{uid}/days/{YYYY-MM-DD}), expire_at = the day's end + USAGE_RETENTION (90 days); only
+#   today's are ever read.
+resource "google_firestore_field" "short_lived_expire_at" {
+  for_each = toset(["streams", "stream_parts", "turn_queue", "days"])
 
   project    = var.project_id
   database   = google_firestore_database.main.name
@@ -185,22 +193,10 @@ resource "google_firestore_field" "stream_expire_at" {
   index_config {}
 }
 
-# Short-lived records that carry expire_at, deleted by Firestore once it has passed:
-# - turn_queue: waiting messages' tickets (confidant/sessions/firestore_turn_queue.py,
-#   sessions/{sid}/turn_queue/{ticket}), expire_at = when the ticket stops counting, so a ticket
-#   whose waiter died does not stay under the session;
-# - days: daily usage counters (confidant/quota/firestore_ledger.py,
-#   usage/{uid}/days/{YYYY-MM-DD}), expire_at = the day's end + USAGE_RETENTION (90 days); only today's are ever read.
-resource "google_firestore_field" "short_lived_expire_at" {
-  for_each = toset(["turn_queue", "days"])
-
-  project    = var.project_id
-  database   = google_firestore_database.main.name
-  collection = each.value
-  field      = "expire_at"
-
-  ttl_config {}
-  index_config {}
+# The stream logs' policies had a resource of their own: same keys, kept in place.
+moved {
+  from = google_firestore_field.stream_expire_at
+  to   = google_firestore_field.short_lived_expire_at
 }
 
 resource "google_firestore_field" "unindexed" {
