@@ -223,11 +223,13 @@ class Silent:
 
 
 class Passed(NamedTuple):
-    """What the lexicon made of a text: its language, and what the model will see when the
-    lexicon is silent (None: the lexicon fired)."""
+    """What the lexicon made of a text: its language, what the model will see when the
+    lexicon is silent (None: the lexicon fired), and the view a veto would weigh (the lexicon
+    fired on signals the model may hold back only)."""
 
     lang: str
     silent: Silent | None
+    weighed: str | None = None
 
 
 def lexicon_pass(texts: list[str]) -> list[Passed]:
@@ -238,7 +240,8 @@ def lexicon_pass(texts: list[str]) -> list[Passed]:
         detection = lexicon.detect(text)
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
-        passed.append(Passed(language(detection.view), silent))
+        weighed = detection.risky and MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
+        passed.append(Passed(language(detection.view), silent, detection.view if weighed else None))
     return passed
 
 
@@ -246,20 +249,6 @@ def fires(model: NgramModel, thresholds: dict[str, float], passed: Passed) -> bo
     """Whether the lexicon, or else the model at these (unshifted) logit thresholds, fires (the
     veto is measured on its own, by `choose_vetoes`)."""
     return passed.silent is None or model_logit(model, passed.silent) >= thresholds[passed.lang]
-
-
-def lexicon_fired(texts: list[str]) -> list[tuple[str, bool, str | None]]:
-    """Each text's language, whether the lexicon fires, and its view when it fires on signals
-    the model may hold back only (what a veto would weigh)."""
-    lexicon = CrisisDetector()
-    fired = []
-    for text in texts:
-        detection = lexicon.detect(text)
-        weighed = detection.risky and MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
-        fired.append(
-            (language(detection.view), detection.risky, detection.view if weighed else None)
-        )
-    return fired
 
 
 @dataclass(frozen=True)
@@ -271,21 +260,21 @@ class VetoChoice:
 def choose_vetoes(
     training: list[dict],
     always: list[Example],
-    groups: list[tuple[list[tuple[str, Silent | None]], float]],
+    groups: list[tuple[list[Passed], float]],
     folds: int = VETO_FOLDS,
 ) -> VetoChoice:
     """Per language, the highest VETO_LEVELS level at which the fold models would have held
     back at most VETO_MISS_BUDGET of the risky cases the lexicon caught in their folds."""
     written = examples(training)
-    fired = lexicon_fired([case["text"] for case in training])
+    fired = lexicon_pass([case["text"] for case in training])
     scored: list[tuple[str, bool, float]] = []  # language, risky, riskiest window's probability
     caught: Counter[str] = Counter()
     for fold in range(folds):
         model = train([c for i, c in enumerate(written) if i % folds != fold] + always, EPOCHS)
         model = at_thresholds(model, choose_thresholds(model, groups))
         for index in range(fold, len(training), folds):
-            lang, risky, view = fired[index]
-            caught[lang] += risky and bool(training[index]["risky"])
+            lang, silent, view = fired[index]
+            caught[lang] += silent is None and bool(training[index]["risky"])
             if view is not None:
                 risky_case = bool(training[index]["risky"])
                 scored.append((lang, risky_case, model.riskiest(view).probability))
@@ -303,8 +292,8 @@ def choose_vetoes(
         spared = sum(1 for lg, risky, p in scored if lg == lang and not risky and p < level)
         false_alarms = sum(
             1
-            for (lg, fires, _), case in zip(fired, training, strict=True)
-            if lg == lang and fires and not case["risky"]
+            for (lg, silent, _), case in zip(fired, training, strict=True)
+            if lg == lang and silent is None and not case["risky"]
         )
         levels[lang] = level
         lines.append(
@@ -337,7 +326,7 @@ def choose_thresholds(
 
 def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for lang, silent in passed:
+    for lang, silent, _ in passed:
         logits[lang].append(model_logit(model, silent))
     thresholds = {}
     for lang in LANGS:
