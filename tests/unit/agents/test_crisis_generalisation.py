@@ -1,8 +1,9 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl` and `crisis_heldout4.jsonl`, each written later by another author, and
-`crisis_heldout4_ordinary.jsonl`, ordinary coaching messages by set 4's author) were written
+`crisis_heldout3.jsonl`, `crisis_heldout4.jsonl` and `crisis_heldout5.jsonl`, each written later
+by another author, and `crisis_heldout4_ordinary.jsonl` / `crisis_heldout5_ordinary.jsonl`,
+ordinary coaching messages by the authors of sets 4 and 5) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -29,8 +30,9 @@ HELD_OUT_SETS = (
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
     "crisis_heldout4.jsonl",
+    "crisis_heldout5.jsonl",
 )
-HELD_OUT_ORDINARY = "crisis_heldout4_ordinary.jsonl"
+HELD_OUT_ORDINARY = ("crisis_heldout4_ordinary.jsonl", "crisis_heldout5_ordinary.jsonl")
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
@@ -49,6 +51,9 @@ FLOORS = {
     # and once at its end, with everything merged and retrained: these rows.
     ("crisis_heldout4.jsonl", "en"): {"lexicon": (106, 150, 15, 150), "model": (138, 150, 8, 150)},
     ("crisis_heldout4.jsonl", "zh"): {"lexicon": (91, 150, 26, 150), "model": (126, 150, 13, 150)},
+    # Set 5 (session 9), measured once at the session's start on session 8's detector.
+    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (134, 150, 15, 150)},
+    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (121, 150, 9, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -57,10 +62,16 @@ SHARED_WITH_TUNED = {
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
     "crisis_heldout4.jsonl": 0,
+    "crisis_heldout5.jsonl": 0,
 }
-# Set 4's ordinary messages (100 per language, many of them low-mood): what the default
-# detector fired on, measured at session 8's end.
-ORDINARY_CEILING = {"en": (0, 100), "zh": (0, 100)}
+# The ordinary messages of sets 4 and 5 (100 per language each, many of them low-mood): what
+# the default detector fired on (set 4: at session 8's end; set 5: at session 9's start).
+ORDINARY_CEILING = {
+    ("crisis_heldout4_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout4_ordinary.jsonl", "zh"): (0, 100),
+    ("crisis_heldout5_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout5_ordinary.jsonl", "zh"): (0, 100),
+}
 
 
 def _cases(path: Path) -> list[dict]:
@@ -96,7 +107,7 @@ def test_the_held_out_sets_are_large_balanced_and_disjoint_from_what_was_tuned_o
     assert len(tuned.intersection(case["text"] for case in cases)) <= SHARED_WITH_TUNED[name]
 
 
-@pytest.mark.parametrize("name", [*HELD_OUT_SETS, HELD_OUT_ORDINARY])
+@pytest.mark.parametrize("name", [*HELD_OUT_SETS, *HELD_OUT_ORDINARY])
 def test_the_model_is_trained_and_thresholded_on_no_held_out_case(name: str) -> None:
     # The training sets hold a few phrasings that a held-out set also has (once normalised):
     # training drops every case whose view is a held-out case's.
@@ -126,13 +137,13 @@ def test_held_out_recall_and_false_alarms_stay_at_the_measured_floor(
     assert fired <= fired_ceiling
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("name", "lang"), list(ORDINARY_CEILING))
 def test_unseen_ordinary_messages_stay_below_the_measured_ceiling(
-    detector: CrisisDetector, lang: str
+    detector: CrisisDetector, name: str, lang: str
 ) -> None:
-    ceiling, total = ORDINARY_CEILING[lang]
-    texts = [c["text"] for c in _held_out(HELD_OUT_ORDINARY) if c["lang"] == lang]
-    assert len(texts) == total and all(not c["risky"] for c in _held_out(HELD_OUT_ORDINARY))
+    ceiling, total = ORDINARY_CEILING[name, lang]
+    texts = [c["text"] for c in _held_out(name) if c["lang"] == lang]
+    assert len(texts) == total and all(not c["risky"] for c in _held_out(name))
     assert sum(detector.detect(text).risky for text in texts) <= ceiling
 
 
