@@ -57,8 +57,9 @@ MODEL = "ngram_model"  # the signal name when the n-gram layer fires
 MODEL_BENIGN = "model_benign"  # the reason when the n-gram layer holds a lexicon match back
 # What the n-gram layer may hold back when it reads the whole message as clearly benign ("two
 # years ago I wanted to kill myself, today…", "my student told me she wants to die"): wishes,
-# the bare word and slang. A means, a method, a plan, a farewell or an act of self-harm is
-# weighed by the lexicon's rules alone (cross-validation: the model vetoes those wrongly).
+# the bare word and slang, below the model's `vetoes` level. A means, a method, a plan, a
+# farewell or an act of self-harm only below its far lower `strict_vetoes` level (chosen so
+# that cross-validation lost no risky catch of those; at the wishes' level it lost many).
 MODEL_MAY_HOLD_BACK = frozenset(
     {"explicit_intent", "passive_ideation", "burden", "slang", MENTION, IDEATION}
 )
@@ -375,10 +376,12 @@ def _by_model(model: NgramModel, detection: Detection) -> Detection:
 
 
 def _held_by_model(model: NgramModel, detection: Detection) -> Detection:
-    """The lexicon fired on wishes or words alone, and the model reads every window of the
-    message as far from risky: it holds the matches back (and says so)."""
-    level = model.vetoes.get(language(detection.view), 0.0)
-    if not level or not MODEL_MAY_HOLD_BACK.issuperset(detection.signals):
+    """The model reads every window of the message as far from risky (below the veto level of
+    what the lexicon fired on): it holds the matches back (and says so)."""
+    wishes_only = MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
+    levels = model.vetoes if wishes_only else model.strict_vetoes
+    level = levels.get(language(detection.view), 0.0)
+    if not level:
         return detection
     if model.riskiest(detection.view).probability >= level:
         return detection

@@ -78,6 +78,8 @@ class NgramModel:
     # Per language, the probability under which the riskiest window holds back what the lexicon
     # fired on (the signals the detector lets it weigh); chosen by cross-validation in training.
     vetoes: dict[str, float] = field(default_factory=dict)
+    # The same for a means, a method, a plan, a farewell or self-harm: far lower (none: never).
+    strict_vetoes: dict[str, float] = field(default_factory=dict)
 
     def probability(self, view: str) -> float:
         return _logistic(self.biases[language(view)] + self.score(view))
@@ -119,6 +121,9 @@ class NgramModel:
             "biases": {lang: round(bias, 6) for lang, bias in sorted(self.biases.items())},
             "threshold": self.threshold,
             "vetoes": {lang: round(level, 6) for lang, level in sorted(self.vetoes.items())},
+            "strict_vetoes": {
+                lang: round(level, 6) for lang, level in sorted(self.strict_vetoes.items())
+            },
             "weights": weights,
         }
         return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
@@ -312,6 +317,12 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
     if not path.exists():
         return None
     body = json.loads(path.read_text(encoding="utf-8"))
-    model = NgramModel(body["weights"], body["biases"], body["threshold"], body.get("vetoes", {}))
+    model = NgramModel(
+        body["weights"],
+        body["biases"],
+        body["threshold"],
+        body.get("vetoes", {}),
+        body.get("strict_vetoes", {}),
+    )
     _ = model._tables  # laid out now, with the weights, rather than on the first message
     return model

@@ -22,6 +22,8 @@ The veto level is chosen per language by k-fold cross-validation (VETO_FOLDS): e
 model, thresholded as above, scores the held-out fold's cases that the lexicon fired on with
 signals the model may hold back (`detector.MODEL_MAY_HOLD_BACK`); the level is the highest at
 which it would have held back at most VETO_MISS_BUDGET of the risky cases the lexicon caught.
+The strict level, for what the lexicon fired on with a means, a method, a plan, a farewell or
+self-harm, is the highest at which it would have held back none of those risky catches.
 """
 
 from __future__ import annotations
@@ -54,6 +56,17 @@ TRAINING_SETS = (
     "crisis_train5_zh.jsonl",
     "crisis_train6_en.jsonl",
     "crisis_train6_zh.jsonl",
+    "crisis_train7_en.jsonl",
+    "crisis_train7_zh.jsonl",
+    "crisis_train8_en.jsonl",
+    "crisis_train8_zh.jsonl",
+    "crisis_train9_en.jsonl",
+    "crisis_train9_zh.jsonl",
+    "crisis_train10_en.jsonl",
+    "crisis_train10_zh.jsonl",
+    # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
+    # then trained on, with set 5 written to measure in its place.
+    "crisis_former_heldout4.jsonl",
 )
 # Ordinary messages to a coach (session 7, no risk, no look-alikes): every other one is trained
 # on (ORDINARY_REPEATS times), the rest chooses the threshold with the ordinary budget.
@@ -62,6 +75,9 @@ ORDINARY_SETS = (
     "crisis_ordinary_zh.jsonl",
     "crisis_ordinary4_en.jsonl",
     "crisis_ordinary4_zh.jsonl",
+    "crisis_ordinary8_en.jsonl",
+    "crisis_ordinary8_zh.jsonl",
+    "crisis_former_heldout4_ordinary.jsonl",
 )
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
@@ -71,8 +87,6 @@ HELD_OUT_SETS = (
     "crisis_heldout.jsonl",
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
-    "crisis_heldout4.jsonl",
-    "crisis_heldout4_ordinary.jsonl",
     "crisis_heldout5.jsonl",
     "crisis_heldout5_ordinary.jsonl",
 )
@@ -98,6 +112,9 @@ MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fe
 # The veto may cost at most this share of the risky cases the lexicon catches, per language,
 # in cross-validation (the levels tried are VETO_LEVELS, window probabilities after the shift).
 VETO_MISS_BUDGET = 0.005
+# A means, a method, a plan, a farewell or self-harm: the level at which cross-validation held
+# back none of the lexicon's risky catches of those.
+STRICT_VETO_MISS_BUDGET = 0.0
 VETO_FOLDS = 5
 VETO_LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
@@ -226,12 +243,13 @@ class Silent:
 
 class Passed(NamedTuple):
     """What the lexicon made of a text: its language, what the model will see when the
-    lexicon is silent (None: the lexicon fired), and the view a veto would weigh (the lexicon
-    fired on signals the model may hold back only)."""
+    lexicon is silent (None: the lexicon fired), the view a veto would weigh (the lexicon
+    fired), and whether that veto is the strict one (a signal past the wishes fired)."""
 
     lang: str
     silent: Silent | None
     weighed: str | None = None
+    strict: bool = False
 
 
 def lexicon_pass(texts: list[str]) -> list[Passed]:
@@ -242,8 +260,9 @@ def lexicon_pass(texts: list[str]) -> list[Passed]:
         detection = lexicon.detect(text)
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
-        weighed = detection.risky and MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
-        passed.append(Passed(language(detection.view), silent, detection.view if weighed else None))
+        strict = not MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
+        weighed = detection.view if detection.risky else None
+        passed.append(Passed(language(detection.view), silent, weighed, strict))
     return passed
 
 
@@ -256,6 +275,7 @@ def fires(model: NgramModel, thresholds: dict[str, float], passed: Passed) -> bo
 @dataclass(frozen=True)
 class VetoChoice:
     levels: dict[str, float]
+    strict_levels: dict[str, float]
     report: str
 
 
@@ -265,44 +285,50 @@ def choose_vetoes(
     groups: list[tuple[list[Passed], float]],
     folds: int = VETO_FOLDS,
 ) -> VetoChoice:
-    """Per language, the highest VETO_LEVELS level at which the fold models would have held
-    back at most VETO_MISS_BUDGET of the risky cases the lexicon caught in their folds."""
+    """Per language and tier, the highest VETO_LEVELS level at which the fold models would have
+    held back at most the tier's budget of the risky cases the lexicon caught in their folds:
+    VETO_MISS_BUDGET of all its catches for wishes and words alone, STRICT_VETO_MISS_BUDGET of
+    its catches with a means, method, plan, farewell or self-harm for those."""
     written = examples(training)
     fired = lexicon_pass([case["text"] for case in training])
-    scored: list[tuple[str, bool, float]] = []  # language, risky, riskiest window's probability
-    caught: Counter[str] = Counter()
+    # language, strict, risky, the riskiest window's probability
+    scored: list[tuple[str, bool, bool, float]] = []
+    caught: Counter[tuple[str, bool]] = Counter()
     for fold in range(folds):
         model = train([c for i, c in enumerate(written) if i % folds != fold] + always, EPOCHS)
         model = at_thresholds(model, choose_thresholds(model, groups))
         for index in range(fold, len(training), folds):
-            lang, silent, view = fired[index]
-            caught[lang] += silent is None and bool(training[index]["risky"])
-            if view is not None:
-                risky_case = bool(training[index]["risky"])
-                scored.append((lang, risky_case, model.riskiest(view).probability))
-    levels: dict[str, float] = {}
+            passed = fired[index]
+            if passed.weighed is None:
+                continue
+            risky_case = bool(training[index]["risky"])
+            caught[passed.lang, passed.strict] += risky_case
+            probability = model.riskiest(passed.weighed).probability
+            scored.append((passed.lang, passed.strict, risky_case, probability))
+    levels: dict[bool, dict[str, float]] = {False: {}, True: {}}
     lines = []
-    for lang in LANGS:
-        allowed = int(VETO_MISS_BUDGET * caught[lang])
-        level = 0.0
-        for candidate in VETO_LEVELS:
-            lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < candidate)
-            if lost > allowed:
-                break
-            level = candidate
-        lost = sum(1 for lg, risky, p in scored if lg == lang and risky and p < level)
-        spared = sum(1 for lg, risky, p in scored if lg == lang and not risky and p < level)
-        false_alarms = sum(
-            1
-            for (lg, silent, _), case in zip(fired, training, strict=True)
-            if lg == lang and silent is None and not case["risky"]
-        )
-        levels[lang] = level
-        lines.append(
-            f"  {lang} veto below {level}: {folds}-fold, of the lexicon's {false_alarms} false "
-            f"alarms {spared} held back, of its {caught[lang]} risky catches {lost} lost"
-        )
-    return VetoChoice(levels, "\n".join(lines))
+    for strict, name in ((False, "wishes and words alone"), (True, "means, plans, farewells")):
+        for lang in LANGS:
+            tier = [(risky, p) for lg, st, risky, p in scored if lg == lang and st == strict]
+            if strict:
+                allowed = int(STRICT_VETO_MISS_BUDGET * caught[lang, True])
+            else:
+                allowed = int(VETO_MISS_BUDGET * (caught[lang, False] + caught[lang, True]))
+            level = 0.0
+            for candidate in VETO_LEVELS:
+                if sum(1 for risky, p in tier if risky and p < candidate) > allowed:
+                    break
+                level = candidate
+            lost = sum(1 for risky, p in tier if risky and p < level)
+            spared = sum(1 for risky, p in tier if not risky and p < level)
+            false_alarms = sum(1 for risky, _ in tier if not risky)
+            levels[strict][lang] = level
+            lines.append(
+                f"  {lang} {name}: veto below {level}, {folds}-fold: of the lexicon's "
+                f"{false_alarms} false alarms {spared} held back, of its "
+                f"{caught[lang, strict]} risky catches {lost} lost"
+            )
+    return VetoChoice(levels[False], levels[True], "\n".join(lines))
 
 
 def model_logit(model: NgramModel, silent: Silent | None) -> float:
@@ -328,7 +354,7 @@ def choose_thresholds(
 
 def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for lang, silent, _ in passed:
+    for lang, silent, *_ in passed:
         logits[lang].append(model_logit(model, silent))
     thresholds = {}
     for lang in LANGS:
@@ -525,7 +551,9 @@ def main() -> None:
     thresholds = choose_thresholds(model, groups)
     ordinary_fired = fired_counts(model, thresholds, groups[1][0])
     veto = choose_vetoes(training, frames, groups)
-    model = replace(at_thresholds(model, thresholds), vetoes=veto.levels)
+    model = replace(
+        at_thresholds(model, thresholds), vetoes=veto.levels, strict_vetoes=veto.strict_levels
+    )
     args.out.write_text(model.to_json() + "\n", encoding="utf-8")
     for name in TRAINING_SETS + ORDINARY_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))

@@ -1,12 +1,13 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl`, `crisis_heldout4.jsonl` and `crisis_heldout5.jsonl`, each written later
-by another author, and `crisis_heldout4_ordinary.jsonl` / `crisis_heldout5_ordinary.jsonl`,
-ordinary coaching messages by the authors of sets 4 and 5) were written
+`crisis_heldout3.jsonl` and `crisis_heldout5.jsonl`, each written later by another author, and
+`crisis_heldout5_ordinary.jsonl`, ordinary coaching messages by set 5's author) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
+Set 4 was held out in session 8 (measured at its start and end, docs/safety.md) and has been
+trained on since session 9 (`crisis_former_heldout4*.jsonl`).
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ HELD_OUT_SETS = (
     "crisis_heldout.jsonl",
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
-    "crisis_heldout4.jsonl",
     "crisis_heldout5.jsonl",
 )
-HELD_OUT_ORDINARY = ("crisis_heldout4_ordinary.jsonl", "crisis_heldout5_ordinary.jsonl")
+HELD_OUT_ORDINARY = ("crisis_heldout5_ordinary.jsonl",)
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
@@ -47,10 +47,6 @@ FLOORS = {
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (113, 128, 8, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (131, 150, 3, 150)},
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (122, 150, 7, 150)},
-    # Set 4 (session 8) was measured at the session's start (lexicon: en 104, 15; zh 90, 26)
-    # and once at its end, with everything merged and retrained: these rows.
-    ("crisis_heldout4.jsonl", "en"): {"lexicon": (106, 150, 15, 150), "model": (138, 150, 8, 150)},
-    ("crisis_heldout4.jsonl", "zh"): {"lexicon": (91, 150, 26, 150), "model": (126, 150, 13, 150)},
     # Set 5 (session 9), measured once at the session's start on session 8's detector.
     ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (134, 150, 15, 150)},
     ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (121, 150, 9, 150)},
@@ -61,14 +57,11 @@ SHARED_WITH_TUNED = {
     "crisis_heldout.jsonl": 0,
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
-    "crisis_heldout4.jsonl": 0,
     "crisis_heldout5.jsonl": 0,
 }
-# The ordinary messages of sets 4 and 5 (100 per language each, many of them low-mood): what
-# the default detector fired on (set 4: at session 8's end; set 5: at session 9's start).
+# Set 5's ordinary messages (100 per language, many of them low-mood): what the default
+# detector fired on, measured at session 9's start.
 ORDINARY_CEILING = {
-    ("crisis_heldout4_ordinary.jsonl", "en"): (0, 100),
-    ("crisis_heldout4_ordinary.jsonl", "zh"): (0, 100),
     ("crisis_heldout5_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout5_ordinary.jsonl", "zh"): (0, 100),
 }

@@ -1,13 +1,16 @@
-"""The n-gram layer's veto: when the lexicon fires on a wish or a word alone and the model reads
-every window of the message as clearly benign, the match is held back, with the reason; a
-means, a method, a plan, a farewell or an act of self-harm is never held back by the model."""
+"""The n-gram layer's veto: when the model reads every window of a message as clearly benign,
+what the lexicon fired on is held back, with the reason. A wish or a word alone is held back
+below the model's veto level; a means, a method, a plan, a farewell or an act of self-harm only
+below its far lower strict level, and never by a model that has none."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pytest
 
 from agents.safety import CrisisDetector
-from agents.safety.detector import MODEL_BENIGN
+from agents.safety.detector import MODEL_BENIGN, MODEL_MAY_HOLD_BACK
 from agents.safety.ngram import NgramModel, load_model
 
 # A model that reads everything as benign (no weights, a very low bias), vetoing below 0.5.
@@ -34,10 +37,16 @@ def test_a_wish_the_model_reads_as_benign_is_held_back_with_the_reason(message: 
         "我又割腕了",
     ],
 )
-def test_means_self_harm_and_farewells_are_never_held_back_by_the_model(message: str) -> None:
+def test_means_self_harm_and_farewells_are_not_held_back_at_the_wishes_level(
+    message: str,
+) -> None:
     lexicon = CrisisDetector().detect(message)
     assert lexicon.risky
     assert CrisisDetector(model=CALM).detect(message).signals == lexicon.signals
+    strict = replace(CALM, strict_vetoes={"en": 0.5, "zh": 0.5})
+    detection = CrisisDetector(model=strict).detect(message)
+    assert not detection.risky
+    assert {reason for _, reason in detection.held_back} == {MODEL_BENIGN}
 
 
 def test_without_veto_levels_the_model_holds_nothing_back() -> None:
@@ -56,3 +65,22 @@ def test_the_shipped_model_holds_back_recovery_told_in_the_past_but_not_a_relaps
     assert not shipped.detect(recovered).risky
     assert shipped.detect(relapse).risky
     assert shipped.detect("I want to kill myself").risky
+
+
+def test_the_shipped_model_holds_back_past_self_harm_and_a_night_survived_not_a_relapse() -> None:
+    shipped = CrisisDetector(model=load_model())
+    for recovered, relapse in (
+        (
+            "The scars on my arms are from when I used to self-harm at school. Today I wore a "
+            "t-shirt to work and didn't even think about them.",
+            "I haven't cut myself in two years, but tonight I cut again and I want to keep going.",
+        ),
+        (
+            "三年前我在天台站了一夜，是陌生人把我劝下来的，现在每年都会想起他",
+            "三年前我在天台站了一夜，今晚我又上来了，这次不会下去了",
+        ),
+    ):
+        lexicon = CrisisDetector().detect(recovered)
+        assert lexicon.risky and not MODEL_MAY_HOLD_BACK.issuperset(lexicon.signals)
+        assert not shipped.detect(recovered).risky
+        assert shipped.detect(relapse).risky
