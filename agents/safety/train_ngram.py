@@ -23,7 +23,8 @@ model, thresholded as above, scores the held-out fold's cases that the lexicon f
 signals the model may hold back (`detector.MODEL_MAY_HOLD_BACK`); the level is the highest at
 which it would have held back at most VETO_MISS_BUDGET of the risky cases the lexicon caught.
 The strict level, for what the lexicon fired on with a means, a method, a plan, a farewell or
-self-harm, is the highest at which it would have held back none of those risky catches.
+self-harm, is the highest at which it would have held back at most STRICT_VETO_MISS_BUDGET of
+those risky catches.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ TRAINING_SETS = (
     "crisis_train9_zh.jsonl",
     "crisis_train10_en.jsonl",
     "crisis_train10_zh.jsonl",
+    "crisis_train11_en.jsonl",
+    "crisis_train11_zh.jsonl",
+    "crisis_train12_en.jsonl",
+    "crisis_train12_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
@@ -77,6 +82,8 @@ ORDINARY_SETS = (
     "crisis_ordinary4_zh.jsonl",
     "crisis_ordinary8_en.jsonl",
     "crisis_ordinary8_zh.jsonl",
+    "crisis_ordinary11_en.jsonl",
+    "crisis_ordinary11_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
 )
 # Choose the thresholds; never trained on.
@@ -112,9 +119,9 @@ MIN_WEIGHT = 0.05  # smaller weights are dropped (5-fold CV: no loss, a third fe
 # The veto may cost at most this share of the risky cases the lexicon catches, per language,
 # in cross-validation (the levels tried are VETO_LEVELS, window probabilities after the shift).
 VETO_MISS_BUDGET = 0.005
-# A means, a method, a plan, a farewell or self-harm: the level at which cross-validation held
-# back none of the lexicon's risky catches of those.
-STRICT_VETO_MISS_BUDGET = 0.0
+# A means, a method, a plan, a farewell or self-harm: at most one in a thousand of the lexicon's
+# risky catches of those (a budget of none let one case in 1,540 switch the tier off).
+STRICT_VETO_MISS_BUDGET = 0.001
 VETO_FOLDS = 5
 VETO_LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
