@@ -22,8 +22,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import accumulate, chain, compress, count, repeat
-from operator import add, eq, lshift, or_
+from itertools import accumulate, chain, compress, count, islice, repeat
+from operator import add, eq, lshift, or_, sub
 from pathlib import Path
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, contains_cjk
@@ -206,12 +206,24 @@ class _Tables:
         and whether each holds a CJK character (None: no clause does)."""
         sums = [0.0] * (view.count(CLAUSE_MARK) + 1)
         cjk = None
+        has_cjk = contains_cjk(view)
         if _WORD.search(view):
-            sums = self._latin_sums(view)
-        if contains_cjk(view):
+            sums = self._sparse_latin_sums(view, sums) if has_cjk else self._latin_sums(view)
+        if has_cjk:
             cjk_sums, cjk = self._cjk_sums(view)
             sums = list(map(add, sums, cjk_sums))
         return sums, cjk
+
+    def _sparse_latin_sums(self, view: str, sums: list[float]) -> list[float]:
+        """`_latin_sums` of a view whose latin words are in a few of its clauses (Chinese with
+        an "ok" or an "app"): only those clauses are scored, joined by clause marks (no n-gram
+        crosses one, so each clause's sum is the same), the others stay 0."""
+        clauses = view.split(CLAUSE_MARK)
+        worded = list(compress(count(), map(_WORD.search, clauses)))
+        scored = self._latin_sums(CLAUSE_MARK.join(map(clauses.__getitem__, worded)))
+        for index, total in zip(worded, scored, strict=True):
+            sums[index] = total
+        return sums
 
     def _latin_sums(self, view: str) -> list[float]:
         # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
@@ -288,7 +300,10 @@ class _Tables:
 
 
 def _segment_sums(at: list[float], starts: list[int], ends: list[int]) -> list[float]:
-    return list(map(sum, map(at.__getitem__, map(slice, starts, ends))))
+    """The sums of `at[start:end]` for segments that follow one another from 0: summed from one
+    iterator, in the same order as a slice's sum (the same floats), without copying slices."""
+    values = iter(at)
+    return list(map(sum, map(islice, repeat(values), map(sub, ends, starts))))
 
 
 def _logistic(score: float) -> float:
