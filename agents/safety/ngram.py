@@ -88,8 +88,9 @@ class NgramModel:
 
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
-        clauses = _clauses(view)
-        if len(clauses) <= _WHOLE_CLAUSES:
+        parts = view.split(CLAUSE_MARK)
+        kept = list(compress(count(), map(str.strip, parts)))  # the clauses that are not blank
+        if len(kept) <= _WHOLE_CLAUSES:
             return Window(0, len(view), self.probability(view))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
         # of its clauses' scores, so every clause is scored once. The riskiest window is the one
@@ -97,7 +98,6 @@ class NgramModel:
         # Chinese when one of its clauses holds a CJK character (the clauses between two
         # adjacent ones are blank).
         sums, cjk = self._tables.clause_sums(view)
-        kept = [index for index, _, _ in clauses]
         scores = list(map(add, map(sums.__getitem__, kept[:-1]), map(sums.__getitem__, kept[1:])))
         if cjk is None:
             logits = [self.biases["en"] + score for score in scores]
@@ -105,8 +105,11 @@ class NgramModel:
             zh = map(or_, map(cjk.__getitem__, kept[:-1]), map(cjk.__getitem__, kept[1:]))
             bias = (self.biases["en"], self.biases["zh"])
             logits = list(map(add, map(bias.__getitem__, zh), scores))
-        best = max(range(len(logits)), key=logits.__getitem__)  # the first of equals
-        start, end = clauses[best][1], clauses[best + _WINDOW_CLAUSES - 1][2]
+        best = logits.index(max(logits))  # the first of equals
+        first, last = kept[best], kept[best + _WINDOW_CLAUSES - 1]
+        # offsets: the clauses before, each with its mark
+        start = sum(map(len, parts[:first])) + first
+        end = sum(map(len, parts[: last + 1])) + last
         return Window(start, end, _logistic(logits[best]))
 
     @cached_property
@@ -308,16 +311,6 @@ def _segment_sums(at: list[float], starts: list[int], ends: list[int]) -> list[f
 
 def _logistic(score: float) -> float:
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, score))))
-
-
-def _clauses(view: str) -> list[tuple[int, int, int]]:
-    """The clauses that are not blank: index in `view.split(CLAUSE_MARK)`, start, end."""
-    parts = view.split(CLAUSE_MARK)
-    lengths = list(map(len, parts))
-    starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
-    ends = map(add, starts, lengths)
-    bounds = zip(count(), starts, ends)  # `starts` has one more: it stops with `ends`
-    return list(compress(bounds, map(str.strip, parts)))
 
 
 @cache

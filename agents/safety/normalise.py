@@ -226,6 +226,9 @@ _SPLIT_LETTERS_RE2 = re2.compile(r"(?:^|[^a-z0-9])[a-z](?:[ .\-_*][a-z])+(?:[^a-
 _LEET_WORD_RE2 = re2.compile(_LEET_WORD.pattern.replace("(?![a-z0-9])", ""))
 
 
+_LATIN_LETTER = re.compile("[a-z]")
+
+
 def _join_split_letters(match: re.Match[str]) -> str:
     letters = match.group()[::2]
     if len(letters) > 3 and letters[0] == "i":
@@ -295,11 +298,14 @@ def normalise(text: str) -> str:
         folded = _APOSTROPHE.sub("", folded)
     if "2" in folded and _TWO_AS_TO_RE2.search(folded):
         folded = _TWO_AS_TO.sub(_two_as_to, folded)
-    if _LEET_WORD_RE2.search(folded):
-        folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
-    if _SPLIT_LETTERS_RE2.search(folded):
-        folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
-    folded = split_glued(folded)
+    # Leetspeak, split letters and glued words are all made of latin letters: a message with
+    # none (most Chinese ones) skips their three passes.
+    if _LATIN_LETTER.search(folded):
+        if _LEET_WORD_RE2.search(folded):
+            folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
+        if _SPLIT_LETTERS_RE2.search(folded):
+            folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+        folded = split_glued(folded)
     folded = _clause_ends(folded)
     if _has_triple(folded):
         folded = _REPEATS.sub(r"\1", folded)
