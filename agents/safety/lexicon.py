@@ -509,7 +509,9 @@ def _element_needs(op: object, av: object, script: re.Pattern[str]) -> bool:
             else:  # a negation or a category (\w, \d): may match outside the script
                 return False
         return all(script.fullmatch(chr(char)) for char in chars)
-    if op is sre.SUBPATTERN:
+    if op is sre.SUBPATTERN:  # (group, flags added, flags removed, pattern)
+        if av[1] & re.IGNORECASE:  # type: ignore[index]
+            return False  # "(?i:x)" matches "X" too
         return _needs(av[3], script)  # type: ignore[index]
     if op is sre.ATOMIC_GROUP:
         return _needs(av, script)

@@ -77,6 +77,8 @@ def test_every_match_of_a_lexicon_holds_a_character_of_its_script(texts: list[st
         ("死|die", False),
         ("(?=die)", False),  # a look-ahead consumes nothing
         ("(?i)x", False),
+        ("(?i:x)y", True),  # the "y" is still needed
+        ("(?i:x)", False),
     ],
 )
 def test_a_pattern_needs_a_latin_letter_only_when_every_match_holds_one(
