@@ -206,7 +206,10 @@ class _Message:
         the negation and the subject checks, an earlier clause by every match after it)."""
         key = (lexicon.lang, text)
         if key not in self._persons_in:
-            self._persons_in[key] = lexicon.persons.candidates(text)
+            # No RE2 pass where the lexicon cannot match (English words in a Chinese clause).
+            self._persons_in[key] = (
+                lexicon.persons.candidates(text) if lexicon.may_match_in(text) else {}
+            )
         return self._persons_in[key]
 
     def _person_matches(self, section: str, text: str) -> Iterator[re.Match[str]]:
@@ -273,7 +276,9 @@ class _Message:
         key = (section, text)
         if key not in self._found_in:
             self._found_in[key] = any(
-                lexicon.sections[section].search(text) for lexicon in self.lexicons
+                lexicon.sections[section].search(text)
+                for lexicon in self.lexicons
+                if lexicon.may_match_in(text)
             )
         return self._found_in[key]
 

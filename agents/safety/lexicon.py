@@ -20,7 +20,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 import re2
 
-from agents.safety.normalise import CLAUSE_MARK, DATA_DIR
+from agents.safety.normalise import CJK_CLASS, CLAUSE_MARK, DATA_DIR
 
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 LEXICON_FILE = "crisis_lexicon_{lang}.txt"
@@ -269,7 +269,10 @@ class ViewMatcher:
     pattern only there: a match of the pattern is a match of its over-approximation. A
     2,000-character message costs a few passes and a few short runs."""
 
-    def __init__(self, sections: dict[str, Section]) -> None:
+    def __init__(self, sections: dict[str, Section], script: re.Pattern[str] | None = None) -> None:
+        """`script`: a class every match of every pattern holds a character of (or None); a run
+        of clauses without one is not searched."""
+        self._script = script
         self._ids: list[tuple[str, int]] = []
         patterns: list[Pattern] = []
         for name, section in sections.items():
@@ -296,6 +299,8 @@ class ViewMatcher:
         windows: dict[int, list[tuple[int, int]]] = {}
         if self._narrow_set is not None:
             for char_start, char_end, byte_start, byte_end in _chunks(view):
+                if self._script and not self._script.search(view.text, char_start, char_end):
+                    continue  # English patterns in a run of Chinese clauses
                 for found in self._narrow_set.Match(view.data[byte_start:byte_end]) or ():
                     number = self._narrow[found]
                     numbers.add(number)
@@ -381,6 +386,13 @@ class LanguageLexicon:
     sizes: dict[str, int]  # patterns per section, for docs and tests
     matcher: ViewMatcher  # every section's patterns, for whole messages
     persons: SectionSet  # negation, first and third person: for the text before each match
+    # A character class every match of every pattern holds a character of (latin letters for
+    # English), or None: a text without one matches none of the patterns, so it is not searched.
+    script: re.Pattern[str] | None = None
+
+    def may_match_in(self, text: str) -> bool:
+        """False when no pattern of this lexicon can match in `text` (a cheap `re` scan)."""
+        return self.script is None or self.script.search(text) is not None
 
 
 def _expand(pattern: str, defines: dict[str, str]) -> str:
@@ -460,7 +472,54 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         )
     sizes = {name: len(p) for name, p in raw.items()}
     persons = SectionSet(sections, (NEGATION, FIRST_PERSON, THIRD_PERSON))
-    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections), persons)
+    parsed = [
+        sre_parse.parse(p.regex.pattern) for section in sections.values() for p in section.patterns
+    ]
+    script = next(
+        (regex for regex in _SCRIPTS if all(_needs(items, regex) for items in parsed)),
+        None,
+    )
+    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections, script), persons, script)
+
+
+# The scripts a lexicon's patterns may all need a character of (see `LanguageLexicon.script`).
+_SCRIPTS = (re.compile("[a-z]"), re.compile(f"[{CJK_CLASS}]"))
+
+
+def _needs(items: object, script: re.Pattern[str]) -> bool:
+    """Whether every match of the parsed pattern holds a character of `script`: some element
+    of it always consumes one (a literal or a class of such characters only, a group or every
+    branch that needs one, a repeat at least once of one). Look-arounds and anything else count
+    as not needing one, so a yes is always true."""
+    if getattr(items, "state", None) is not None and items.state.flags & re.IGNORECASE:  # type: ignore[attr-defined]
+        return False
+    return any(_element_needs(op, av, script) for op, av in items)  # type: ignore[attr-defined]
+
+
+def _element_needs(op: object, av: object, script: re.Pattern[str]) -> bool:
+    if op is sre.LITERAL:
+        return script.fullmatch(chr(av)) is not None  # type: ignore[arg-type]
+    if op is sre.IN:
+        chars: list[int] = []
+        for item, value in av:  # type: ignore[attr-defined]
+            if item is sre.LITERAL:
+                chars.append(value)
+            elif item is sre.RANGE:
+                chars.extend(range(value[0], value[1] + 1))
+            else:  # a negation or a category (\w, \d): may match outside the script
+                return False
+        return all(script.fullmatch(chr(char)) for char in chars)
+    if op is sre.SUBPATTERN:  # (group, flags added, flags removed, pattern)
+        if av[1] & re.IGNORECASE:  # type: ignore[index]
+            return False  # "(?i:x)" matches "X" too
+        return _needs(av[3], script)  # type: ignore[index]
+    if op is sre.ATOMIC_GROUP:
+        return _needs(av, script)
+    if op is sre.BRANCH:
+        return all(_needs(branch, script) for branch in av[1])  # type: ignore[index]
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        return av[0] >= 1 and _needs(av[2], script)  # type: ignore[index]
+    return False
 
 
 @cache

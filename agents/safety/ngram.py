@@ -22,8 +22,8 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import accumulate, chain, compress, count, repeat
-from operator import add, eq, lshift, or_
+from itertools import accumulate, chain, compress, count, islice, repeat
+from operator import add, eq, lshift, or_, sub
 from pathlib import Path
 
 from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, contains_cjk
@@ -90,8 +90,9 @@ class NgramModel:
 
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
-        clauses = _clauses(view)
-        if len(clauses) <= _WHOLE_CLAUSES:
+        parts = view.split(CLAUSE_MARK)
+        kept = list(compress(count(), map(str.strip, parts)))  # the clauses that are not blank
+        if len(kept) <= _WHOLE_CLAUSES:
             return Window(0, len(view), self.probability(view))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
         # of its clauses' scores, so every clause is scored once. The riskiest window is the one
@@ -99,7 +100,6 @@ class NgramModel:
         # Chinese when one of its clauses holds a CJK character (the clauses between two
         # adjacent ones are blank).
         sums, cjk = self._tables.clause_sums(view)
-        kept = [index for index, _, _ in clauses]
         scores = list(map(add, map(sums.__getitem__, kept[:-1]), map(sums.__getitem__, kept[1:])))
         if cjk is None:
             logits = [self.biases["en"] + score for score in scores]
@@ -107,8 +107,11 @@ class NgramModel:
             zh = map(or_, map(cjk.__getitem__, kept[:-1]), map(cjk.__getitem__, kept[1:]))
             bias = (self.biases["en"], self.biases["zh"])
             logits = list(map(add, map(bias.__getitem__, zh), scores))
-        best = max(range(len(logits)), key=logits.__getitem__)  # the first of equals
-        start, end = clauses[best][1], clauses[best + _WINDOW_CLAUSES - 1][2]
+        best = logits.index(max(logits))  # the first of equals
+        first, last = kept[best], kept[best + _WINDOW_CLAUSES - 1]
+        # offsets: the clauses before, each with its mark
+        start = sum(map(len, parts[:first])) + first
+        end = sum(map(len, parts[: last + 1])) + last
         return Window(start, end, _logistic(logits[best]))
 
     @cached_property
@@ -211,12 +214,24 @@ class _Tables:
         and whether each holds a CJK character (None: no clause does)."""
         sums = [0.0] * (view.count(CLAUSE_MARK) + 1)
         cjk = None
+        has_cjk = contains_cjk(view)
         if _WORD.search(view):
-            sums = self._latin_sums(view)
-        if contains_cjk(view):
+            sums = self._sparse_latin_sums(view, sums) if has_cjk else self._latin_sums(view)
+        if has_cjk:
             cjk_sums, cjk = self._cjk_sums(view)
             sums = list(map(add, sums, cjk_sums))
         return sums, cjk
+
+    def _sparse_latin_sums(self, view: str, sums: list[float]) -> list[float]:
+        """`_latin_sums` of a view whose latin words are in a few of its clauses (Chinese with
+        an "ok" or an "app"): only those clauses are scored, joined by clause marks (no n-gram
+        crosses one, so each clause's sum is the same), the others stay 0."""
+        clauses = view.split(CLAUSE_MARK)
+        worded = list(compress(count(), map(_WORD.search, clauses)))
+        scored = self._latin_sums(CLAUSE_MARK.join(map(clauses.__getitem__, worded)))
+        for index, total in zip(worded, scored, strict=True):
+            sums[index] = total
+        return sums
 
     def _latin_sums(self, view: str) -> list[float]:
         # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
@@ -293,21 +308,14 @@ class _Tables:
 
 
 def _segment_sums(at: list[float], starts: list[int], ends: list[int]) -> list[float]:
-    return list(map(sum, map(at.__getitem__, map(slice, starts, ends))))
+    """The sums of `at[start:end]` for segments that follow one another from 0: summed from one
+    iterator, in the same order as a slice's sum (the same floats), without copying slices."""
+    values = iter(at)
+    return list(map(sum, map(islice, repeat(values), map(sub, ends, starts))))
 
 
 def _logistic(score: float) -> float:
     return 1 / (1 + math.exp(-max(-30.0, min(30.0, score))))
-
-
-def _clauses(view: str) -> list[tuple[int, int, int]]:
-    """The clauses that are not blank: index in `view.split(CLAUSE_MARK)`, start, end."""
-    parts = view.split(CLAUSE_MARK)
-    lengths = list(map(len, parts))
-    starts = list(accumulate(map(add, lengths, repeat(1)), initial=0))
-    ends = map(add, starts, lengths)
-    bounds = zip(count(), starts, ends)  # `starts` has one more: it stops with `ends`
-    return list(compress(bounds, map(str.strip, parts)))
 
 
 @cache

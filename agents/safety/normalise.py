@@ -26,8 +26,8 @@ DATA_DIR = Path(__file__).parent / "data"
 VARIANTS_FILE = "zh_variants.txt"
 CLAUSE_MARK = "|"
 
-_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RE = re.compile(rf"[{_CJK_CLASS}]")
+CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK_RE = re.compile(rf"[{CJK_CLASS}]")
 # Emoji people use in place of a word: a means (read as the word, so a means emoji alone does
 # not fire, as a means word alone does not), or death ("want to 🪦"), in English, or in
 # Chinese next to a Chinese character ("想跳🏢" reads "想跳楼"). 💀 and ☠️ are left out: they
@@ -61,7 +61,7 @@ _ZH_ACTS = {"🪢": "上吊", "🏢": "跳楼", "🏙": "跳楼", "🌉": "跳�
     "🚆🚂🚄🚅🚈", "卧轨"
 )
 _ZH_EMOJI_AS_ACT = re.compile(
-    rf"(?<=想|要|去)([{''.join(_ZH_ACTS)}])\ufe0f?(?=[^\w{_CJK_CLASS}]|$|了|吧|算了)"
+    rf"(?<=想|要|去)([{''.join(_ZH_ACTS)}])\ufe0f?(?=[^\w{CJK_CLASS}]|$|了|吧|算了)"
 )
 # What may stand between an emoji and the word it is read with: spaces, other emoji, and the
 # variation selector.
@@ -205,12 +205,15 @@ def contains_cjk(text: str) -> bool:
 _INVISIBLE = re.compile(r"[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 # Runs of anything but a word character, a CJK character or a clause mark become one space;
 # a lone space is left alone (it would become itself), so ordinary text has few replacements.
-_SEPARATORS = re.compile(
-    rf"[^\w{_CJK_CLASS}\{CLAUSE_MARK}]{{2,}}|[^\w{_CJK_CLASS}\{CLAUSE_MARK} ]|_+"
-)
+# Written to start with one class (a run of two or more, or one that is not a space), so `re`
+# skips from separator to separator in C instead of trying every position. Runs of "_" (a word
+# character, so never part of such a run) become one space each, in a second pass.
+_SEPARATOR = rf"[^\w{CJK_CLASS}\{CLAUSE_MARK}]"
+_SEPARATORS = re.compile(rf"{_SEPARATOR}(?:{_SEPARATOR}+|(?<=[^\w{CJK_CLASS}\{CLAUSE_MARK} ]))")
+_UNDERSCORES = re.compile("_+")
 # A space next to a CJK character; written to start with the space, so `re` jumps from space
 # to space instead of trying every position.
-_CJK_GAP = re.compile(rf" (?:(?<=[{_CJK_CLASS}] )|(?=[{_CJK_CLASS}]))")
+_CJK_GAP = re.compile(rf" (?:(?<=[{CJK_CLASS}] )|(?=[{CJK_CLASS}]))")
 # Full-width forms and the ideographic space, folded as NFKC folds them (each to one ASCII
 # character): Chinese text is mostly NFKC but for its punctuation, and full NFKC is slow.
 _FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
@@ -221,6 +224,9 @@ _SPLIT_LETTERS = re.compile(r"(?<![a-z0-9])[a-z](?:[ .\-_*][a-z])+(?![a-z0-9])")
 _SPLIT_LETTERS_RE2 = re2.compile(r"(?:^|[^a-z0-9])[a-z](?:[ .\-_*][a-z])+(?:[^a-z0-9]|$)")
 # `_LEET_WORD` without its look-ahead: where it finds nothing, the spelling-out cannot apply.
 _LEET_WORD_RE2 = re2.compile(_LEET_WORD.pattern.replace("(?![a-z0-9])", ""))
+
+
+_LATIN_LETTER = re.compile("[a-z]")
 
 
 def _join_split_letters(match: re.Match[str]) -> str:
@@ -292,13 +298,19 @@ def normalise(text: str) -> str:
         folded = _APOSTROPHE.sub("", folded)
     if "2" in folded and _TWO_AS_TO_RE2.search(folded):
         folded = _TWO_AS_TO.sub(_two_as_to, folded)
-    if _LEET_WORD_RE2.search(folded):
-        folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
-    if _SPLIT_LETTERS_RE2.search(folded):
-        folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
-    folded = split_glued(folded)
+    # Leetspeak, split letters and glued words are all made of latin letters: a message with
+    # none (most Chinese ones) skips their three passes.
+    if _LATIN_LETTER.search(folded):
+        if _LEET_WORD_RE2.search(folded):
+            folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
+        if _SPLIT_LETTERS_RE2.search(folded):
+            folded = _SPLIT_LETTERS.sub(_join_split_letters, folded)
+        folded = split_glued(folded)
     folded = _clause_ends(folded)
     if _has_triple(folded):
         folded = _REPEATS.sub(r"\1", folded)
-    folded = _SEPARATORS.sub(" ", folded).strip()
+    folded = _SEPARATORS.sub(" ", folded)
+    if "_" in folded:
+        folded = _UNDERSCORES.sub(" ", folded)
+    folded = folded.strip()
     return _CJK_GAP.sub("", folded) if contains_cjk(folded) else folded
