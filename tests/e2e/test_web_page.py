@@ -379,7 +379,7 @@ def routed_chat(page, bodies: list[dict], streams: list[list[dict]]) -> None:  #
     page.route("**/v1/chat", answer)
 
 
-def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> None:  # type: ignore[no-untyped-def]
+def test_crisis_resources_and_emotions_render(page, server) -> None:  # type: ignore[no-untyped-def]
     crisis = {
         "locale": "en",
         "resources": [
@@ -392,18 +392,9 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
         ],
         "signals": ["self_harm"],
     }
-    retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
     bodies: list[dict] = []
     routed_chat(
-        page,
-        bodies,
-        [
-            reply(
-                "Please reach out now.",
-                {"type": "data-retry", "data": retry, "transient": True},
-                {"type": "data-crisis", "data": crisis},
-            )
-        ],
+        page, bodies, [reply("Please reach out now.", {"type": "data-crisis", "data": crisis})]
     )
     emotions = {
         "emotions": [
@@ -426,7 +417,6 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
         "tel:+44116123",
     ]
     assert "988 Suicide & Crisis Lifeline" in calls.first.inner_text()
-    assert "429 RESOURCE_EXHAUSTED" in page.get_by_test_id("retry").inner_text()
     chart = page.get_by_test_id("emotion-chart")
     chart.wait_for(timeout=10_000)
     assert chart.locator("circle").count() == 2
@@ -435,6 +425,32 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     assert re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", body.pop("message_id"))  # useChat's id
     assert body == {"app": "onemind", "session_id": "routed", "message": "everything is too much"}
     page.screenshot(path=str(DOCS / "crisis-resources.png"))
+
+
+def test_a_retry_notice_shows_until_the_retried_model_answers(page, server) -> None:  # type: ignore[no-untyped-def]
+    retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
+    retried = {"type": "data-retry", "data": retry, "transient": True}
+    routed_chat(
+        page,
+        [],
+        [
+            reply("The retry went through.", retried),
+            [
+                {"type": "start", "messageId": "msg-2"},
+                retried,
+                {"type": "error", "errorText": "The model is unavailable."},
+            ],
+        ],
+    )
+    open_session(page, server, "retried", "web-retried")
+    send(page, "hello")
+    page.get_by_text("The retry went through.").wait_for(timeout=10_000)
+    assert page.get_by_test_id("retry").count() == 0
+
+    page.get_by_test_id("composer").fill("hello again")
+    page.get_by_test_id("send").click()
+    page.get_by_test_id("error").wait_for(timeout=10_000)
+    assert "429 RESOURCE_EXHAUSTED" in page.get_by_test_id("retry").inner_text()
 
 
 def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]

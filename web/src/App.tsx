@@ -1,5 +1,5 @@
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, type UIMessage } from "ai";
+import { type ChatTransport, DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   ApiError,
@@ -61,6 +61,33 @@ function describeError(error: Error): { text: string; busy: boolean } {
   return { text: error.message || "Something went wrong.", busy: false };
 }
 
+/** `base` with every chunk of its streams shown to `see` first, in stream order. */
+function watched(
+  base: ChatTransport<UIMessage>,
+  see: (chunk: UIMessageChunk) => void,
+): ChatTransport<UIMessage> {
+  const tap = (stream: ReadableStream<UIMessageChunk>) =>
+    stream.pipeThrough(
+      new TransformStream<UIMessageChunk, UIMessageChunk>({
+        transform(chunk, out) {
+          see(chunk);
+          out.enqueue(chunk);
+        },
+      }),
+    );
+  return {
+    sendMessages: async (options) => tap(await base.sendMessages(options)),
+    reconnectToStream: async (options) => {
+      const stream = await base.reconnectToStream(options);
+      return stream && tap(stream);
+    },
+  };
+}
+
+/** Chunks that show the model answering: a retry happens before a model call's first chunk,
+ * so after one of these the retried call went through. */
+const ANSWERING = new Set(["text-start", "reasoning-start", "tool-input-start", "tool-input-available"]);
+
 function lastOf<T>(items: T[]): T | undefined {
   return items[items.length - 1];
 }
@@ -93,29 +120,37 @@ export function App() {
   picks.current = { app, skill, userId };
   const transport = useMemo(
     () =>
-      new DefaultChatTransport({
-        api: "/v1/chat",
-        headers: () => ({ "X-User-Id": picks.current.userId }),
-        body: () => ({
-          app: picks.current.app,
-          ...(picks.current.skill ? { skill: picks.current.skill } : {}),
+      watched(
+        new DefaultChatTransport({
+          api: "/v1/chat",
+          headers: () => ({ "X-User-Id": picks.current.userId }),
+          body: () => ({
+            app: picks.current.app,
+            ...(picks.current.skill ? { skill: picks.current.skill } : {}),
+          }),
+          // Our endpoint keeps the history itself: send only the new message, with its id as
+          // the idempotency key (a resend of a stored message gets the stored reply).
+          prepareSendMessagesRequest: ({ id, messages, body, trigger }) => {
+            const last = lastOf(messages);
+            const message = (last?.parts ?? [])
+              .map((p) => (p.type === "text" ? p.text : ""))
+              .join("");
+            const key = trigger === "submit-message" && last?.role === "user" ? last.id : undefined;
+            const message_id = key ? { message_id: key } : {};
+            return { body: { ...body, session_id: id, message, ...message_id } };
+          },
+          // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
+          prepareReconnectToStreamRequest: ({ id }) => ({
+            api: `/v1/chat/${encodeURIComponent(id)}/stream?app=${encodeURIComponent(picks.current.app)}`,
+          }),
         }),
-        // Our endpoint keeps the history itself: send only the new message, with its id as
-        // the idempotency key (a resend of a stored message gets the stored reply).
-        prepareSendMessagesRequest: ({ id, messages, body, trigger }) => {
-          const last = lastOf(messages);
-          const message = (last?.parts ?? [])
-            .map((p) => (p.type === "text" ? p.text : ""))
-            .join("");
-          const key = trigger === "submit-message" && last?.role === "user" ? last.id : undefined;
-          const message_id = key ? { message_id: key } : {};
-          return { body: { ...body, session_id: id, message, ...message_id } };
+        // Every chunk, in stream order (`onData` sees data parts only): a retry notice shows
+        // until the retried model call answers.
+        (chunk) => {
+          if (chunk.type === "data-retry") setRetries((r) => [...r, chunk.data as RetryNotice]);
+          else if (ANSWERING.has(chunk.type)) setRetries([]);
         },
-        // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
-        prepareReconnectToStreamRequest: ({ id }) => ({
-          api: `/v1/chat/${encodeURIComponent(id)}/stream?app=${encodeURIComponent(picks.current.app)}`,
-        }),
-      }),
+      ),
     [],
   );
 
@@ -123,7 +158,6 @@ export function App() {
     id: sessionId,
     transport,
     onData: (part) => {
-      if (part.type === "data-retry") setRetries((r) => [...r, part.data as RetryNotice]);
       // Parts that stay in the message are rendered from it; only transient ones are kept here.
       if (!(part as { transient?: boolean }).transient) return;
       if (part.type === "data-crisis") setTransientCrisis(part.data as Crisis);
