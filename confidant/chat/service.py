@@ -531,6 +531,9 @@ class PreparedTurn:
                         f"the reply needed more than {run_config.max_llm_calls} model calls, "
                         "the limit for one reply"
                     )
+                if event.error_code == TransientModelError.__name__:
+                    # ADK turns the retry wrapper's last error into an error event, by class name.
+                    raise TransientModelError(event.error_message or "the model failed")
                 if event.error_code and not self._abort.is_set():  # aborted: sealed by ADK
                     raise ConfidantError(
                         f"the model ended the reply: {event.error_code}"

@@ -212,6 +212,8 @@ async def test_exhausted_retries_end_with_an_error_and_leave_the_session_as_it_w
     parts, done = parse_frames(response.text)
     assert done
     assert parts[-1]["type"] == "error"
+    assert parts[-1]["code"] == "model_unavailable"
+    assert "model is unavailable" in parts[-1]["errorText"]
     assert "not saved" in parts[-1]["errorText"]
     assert len(of_type(parts, "data-retry")) == 3
     after = await runtime.store.load(SessionKey("alice", "onemind", "x"))
