@@ -9,9 +9,11 @@ routing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import socket
 import tempfile
 import threading
 import time
@@ -202,6 +204,96 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         assert page.locator(".message.assistant").count() == 1
         assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
     finally:
+        stop_server(slow)
+
+
+class CuttingProxy:
+    """Forwards every connection to `upstream` byte for byte, except that it drops the first
+    chat reply's connection right after its first text: the network failing mid-reply."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.cut = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            chat = threading.Event()  # this connection carries a POST /v1/chat
+            threading.Thread(target=self._pipe, args=(client, upstream, chat, False)).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, chat, True)).start()
+
+    def _pipe(
+        self, src: socket.socket, dst: socket.socket, chat: threading.Event, reply: bool
+    ) -> None:
+        try:
+            while data := src.recv(65536):
+                if not reply and data.startswith(b"POST /v1/chat "):
+                    chat.set()
+                if reply and chat.is_set() and not self.cut.is_set() and b"text-delta" in data:
+                    self.cut.set()
+                    dst.sendall(data[: data.index(b"text-delta")])
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for end in (src, dst):  # a cut closes both ways: the page sees its body end broken
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+
+def test_a_connection_lost_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300")
+    proxy = CuttingProxy(int(slow.base_url.rsplit(":", 1)[1]))
+    headers = {"X-User-Id": "web-dropped"}
+    try:
+        open_session(
+            page, dataclasses.replace(slow, base_url=proxy.base_url), "dropped", "web-dropped"
+        )
+        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+        page.get_by_test_id("send").click()
+        assert proxy.cut.wait(20)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the turn goes on on the server
+            session = httpx.get(
+                f"{slow.base_url}/v1/sessions/dropped", params={"app": "onemind"}, headers=headers
+            ).json()
+            if not session["session"]["busy"] and session["events"]:
+                break
+            time.sleep(0.3)
+        reply = " ".join(
+            part.get("text", "")
+            for event in session["events"]
+            if event["author"] != "user"
+            for part in (event.get("content") or {}).get("parts", [])
+        ).split()
+        # The page followed the reply (GET /v1/chat/{id}/stream) and shows all of it, once,
+        # under the message, and does not offer the message again.
+        page.wait_for_function(
+            "expected => [...document.querySelectorAll('.message.assistant')].some("
+            "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
+            arg=" ".join(reply[-6:]),
+            timeout=20_000,
+        )
+        assert page.locator(".message.assistant").count() == 1
+        assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+        assert page.locator(".message.user").inner_text() == "I keep avoiding my inbox"
+        assert page.get_by_test_id("composer").input_value() == ""
+        assert page.get_by_test_id("error").count() == 0
+    finally:
+        proxy.close()
         stop_server(slow)
 
 

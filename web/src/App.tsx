@@ -114,6 +114,8 @@ export function App() {
   // Whether the request in flight carries a message sent from this page; false while a reply
   // is resumed after a reload, whose user message is stored already.
   const sentHere = useRef(false);
+  // Whether the reply in flight has sent anything: then the server has the message.
+  const replyBegun = useRef(false);
 
   // The transport reads the current picks through refs: it is built once per page.
   const picks = useRef({ app, skill, userId });
@@ -147,6 +149,7 @@ export function App() {
         // Every chunk, in stream order (`onData` sees data parts only): a retry notice shows
         // until the retried model call answers.
         (chunk) => {
+          replyBegun.current = true;
           if (chunk.type === "data-retry") setRetries((r) => [...r, chunk.data as RetryNotice]);
           else if (ANSWERING.has(chunk.type)) setRetries([]);
         },
@@ -273,6 +276,7 @@ export function App() {
     const id = unsent.current?.text === trimmed ? unsent.current.id : undefined;
     unsent.current = null;
     sentHere.current = true;
+    replyBegun.current = false;
     const parts = [{ type: "text" as const, text: trimmed }];
     void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
@@ -292,9 +296,31 @@ export function App() {
     const lastUser = messages.map((m) => m.role).lastIndexOf("user");
     if (lastUser < 0) return;
     const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-    unsent.current = { id: messages[lastUser].id, text };
-    setMessages(messages.slice(0, lastUser));
-    setDraft((current) => current || text);
+    const takeBack = () => {
+      unsent.current = { id: messages[lastUser].id, text };
+      setMessages(messages.slice(0, lastUser));
+      setDraft((current) => current || text);
+    };
+    // The connection dropped mid-reply (fetch's TypeError; an `error` part is a plain Error):
+    // the server has the message and goes on answering it, on its own. Follow that reply from
+    // its start (GET /v1/chat/{id}/stream) instead of offering the message again.
+    if (!(error instanceof TypeError && replyBegun.current)) return takeBack();
+    setMessages(messages.slice(0, lastUser + 1));
+    clearError();
+    readSession(picks.current.userId, picks.current.app, sessionId)
+      .then(({ session, events }) => {
+        if (session.busy) return void resumeStream();
+        const stored = eventsToMessages(events);
+        const lastStored = [...stored].reverse().find((m) => m.role === "user");
+        const storedText = lastStored?.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+        if (storedText === text) return setMessages(stored); // it finished meanwhile
+        takeBack(); // it failed meanwhile: nothing was stored
+        setLoadError("The connection was lost and the reply was not saved; send it again.");
+      })
+      .catch((e: Error) => {
+        takeBack(); // a resend with the same id never stores it twice
+        setLoadError(`The connection was lost: ${e.message}`);
+      });
   }, [error]);
 
   // Keep the newest words in view while they stream.
