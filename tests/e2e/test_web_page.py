@@ -556,6 +556,10 @@ def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: i
     prompt = page.get_by_test_id("human-prompt")
     prompt.wait_for(timeout=20_000)
     assert "When is it due" in prompt.inner_text()  # the server's question
+    page.reload()  # during the pause: the page asks again, from the stored session
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    prompt.wait_for(timeout=20_000)
+    assert "When is it due" in prompt.inner_text()
     prompt.locator("input").fill(DETAILS)
     prompt.get_by_role("button", name="Answer").click()
 

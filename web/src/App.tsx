@@ -88,6 +88,13 @@ function watched(
  * so after one of these the retried call went through. */
 const ANSWERING = new Set(["text-start", "reasoning-start", "tool-input-start", "tool-input-available"]);
 
+/** The prompt a pause part asks for, or null for any other part. */
+function humanRequest(type: string, data: Record<string, any>): HumanRequest | null {
+  if (type === "data-human-input-needed") return { kind: "input", data };
+  if (type === "data-human-confirmation-needed") return { kind: "confirmation", data };
+  return null;
+}
+
 function lastOf<T>(items: T[]): T | undefined {
   return items[items.length - 1];
 }
@@ -164,10 +171,8 @@ export function App() {
       // Parts that stay in the message are rendered from it; only transient ones are kept here.
       if (!(part as { transient?: boolean }).transient) return;
       if (part.type === "data-crisis") setTransientCrisis(part.data as Crisis);
-      if (part.type === "data-human-input-needed")
-        setTransientHuman({ kind: "input", data: part.data as Record<string, any> });
-      if (part.type === "data-human-confirmation-needed")
-        setTransientHuman({ kind: "confirmation", data: part.data as Record<string, any> });
+      const request = humanRequest(part.type, part.data as Record<string, any>);
+      if (request) setTransientHuman(request);
     },
     onFinish: () => {
       void refreshSessions();
@@ -215,10 +220,13 @@ export function App() {
     setLoadError(null);
     let live = true;
     readSession(userId, app, sessionId)
-      .then(({ session, events }) => {
+      .then(({ session, events, pauses }) => {
         if (!live) return;
         setMessages(eventsToMessages(events));
         setRestoredProgress(session.progress ?? null);
+        // A run paused for the person (taskflow): its prompt again, as the pausing turn ended.
+        const pause = lastOf(pauses);
+        if (pause) setTransientHuman(humanRequest(pause.type, pause.data));
         // A reply still being answered (the page was reloaded mid-reply, or another tab sent
         // it): follow it to its end. Only then: `useChat({ resume: true })` would also replay a
         // reply that just finished, which the history above already shows.
@@ -260,10 +268,7 @@ export function App() {
       (p) => p.type === "data-human-input-needed" || p.type === "data-human-confirmation-needed",
     );
   const human: HumanRequest | null = humanFromParts
-    ? {
-        kind: humanFromParts.type === "data-human-input-needed" ? "input" : "confirmation",
-        data: humanFromParts.data,
-      }
+    ? humanRequest(humanFromParts.type, humanFromParts.data)
     : transientHuman;
 
   const send = (text: string, extra?: Record<string, unknown>) => {
