@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiosqlite
@@ -49,7 +51,11 @@ async def open_sqlite(path: str, schema: str) -> aiosqlite.Connection:
 
 class SqliteFile:
     """One lazily opened connection to an embedded file and the lock that serialises its use
-    (the base of the embedded stores beside the session database)."""
+    (the base of the embedded stores beside the session database).
+
+    Every use, reads included, holds the lock: requests share the one connection, so a read
+    issued while another request's transaction is open would otherwise read its uncommitted
+    rows (which a failed commit then takes back)."""
 
     schema = ""
 
@@ -57,20 +63,42 @@ class SqliteFile:
         self.path = path
         self._conn: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
-        # Reads take no `_lock`: concurrent first uses must still open one connection, not one
-        # each (the others would be left open, unclosed by `close`).
-        self._opening = asyncio.Lock()
 
     async def _connection(self) -> aiosqlite.Connection:
         if self._conn is None:
-            async with self._opening:
-                if self._conn is None:
-                    conn = await open_sqlite(self.path, self.schema)
-                    conn.row_factory = aiosqlite.Row  # rows by column name or by position
-                    self._conn = conn
+            conn = await open_sqlite(self.path, self.schema)
+            conn.row_factory = aiosqlite.Row  # rows by column name or by position
+            await self._opened(conn)
+            self._conn = conn
         return self._conn
 
+    async def _opened(self, conn: aiosqlite.Connection) -> None:
+        """What a store does to a connection it has just opened (e.g. add columns to old files)."""
+
+    @asynccontextmanager
+    async def _use(self) -> AsyncIterator[aiosqlite.Connection]:
+        """The connection, to this caller alone until the block ends (one statement each is
+        atomic on its own: autocommit)."""
+        async with self._lock:
+            yield await self._connection()
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """The connection inside `BEGIN IMMEDIATE` (the write lock up front, so a
+        read-check-write is atomic across processes), committed when the block ends."""
+        async with self._use() as conn:
+            await conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                await conn.execute("COMMIT")
+            except BaseException:
+                # A failed COMMIT too: a transaction left open would refuse every later BEGIN.
+                if conn.in_transaction:
+                    await conn.execute("ROLLBACK")
+                raise
+
     async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None
+        async with self._lock:  # after the use under way, if any
+            if self._conn is not None:
+                await self._conn.close()
+                self._conn = None

@@ -22,10 +22,8 @@ class SqliteAgentConfigStore(SqliteFile):
     schema = _SCHEMA
 
     async def _select(self, sql: str, args: tuple[object, ...]) -> list[ConfigVersion]:
-        async with self._lock:
-            conn = await self._connection()
-            async with conn.execute(sql, args) as cur:
-                rows = await cur.fetchall()
+        async with self._use() as conn, conn.execute(sql, args) as cur:
+            rows = await cur.fetchall()
         return [ConfigVersion.model_validate_json(row[0]) for row in rows]
 
     async def head(self, app: str) -> ConfigVersion | None:
@@ -38,31 +36,24 @@ class SqliteAgentConfigStore(SqliteFile):
     async def append(
         self, app: str, config: AgentConfig, *, author: str, rolled_back_from: int | None = None
     ) -> ConfigVersion:
-        async with self._lock:
-            conn = await self._connection()
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                async with conn.execute(
-                    "SELECT COALESCE(MAX(version), 0) FROM agent_config_versions WHERE app = ?",
-                    (app,),
-                ) as cur:
-                    row = await cur.fetchone()
-                stored = ConfigVersion(
-                    app=app,
-                    version=int(row[0] if row else 0) + 1,
-                    config=config,
-                    author=author,
-                    created_at=datetime.now(UTC),
-                    rolled_back_from=rolled_back_from,
-                )
-                await conn.execute(
-                    "INSERT INTO agent_config_versions (app, version, data) VALUES (?, ?, ?)",
-                    (app, stored.version, json.dumps(stored.to_json(), ensure_ascii=False)),
-                )
-                await conn.execute("COMMIT")
-            except BaseException:
-                await conn.execute("ROLLBACK")
-                raise
+        async with self._transaction() as conn:
+            async with conn.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM agent_config_versions WHERE app = ?",
+                (app,),
+            ) as cur:
+                row = await cur.fetchone()
+            stored = ConfigVersion(
+                app=app,
+                version=int(row[0] if row else 0) + 1,
+                config=config,
+                author=author,
+                created_at=datetime.now(UTC),
+                rolled_back_from=rolled_back_from,
+            )
+            await conn.execute(
+                "INSERT INTO agent_config_versions (app, version, data) VALUES (?, ?, ?)",
+                (app, stored.version, json.dumps(stored.to_json(), ensure_ascii=False)),
+            )
         return stored
 
     async def get_version(self, app: str, version: int) -> ConfigVersion | None:

@@ -14,6 +14,10 @@ safely stored, and listed as whole parts under `pauses` in a JSON response.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from google.adk.events import Event
 from google.adk.sessions import Session
 from google.genai import types
 
@@ -38,11 +42,16 @@ def resume_message(spec: AppSpec, turn: TurnContext, session: Session) -> types.
 
 def pause_parts(spec: AppSpec, session: Session) -> list[UIPart]:
     """Data parts for the calls the run is left waiting on."""
+    return pending_parts(spec, session.events, session.state)
+
+
+def pending_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, Any]) -> list[UIPart]:
+    """`pause_parts` of stored events and state (a session read back, e.g. after a reload)."""
     if spec.human_loop is None:
         return []
     parts = []
-    for call in pending_calls(session.events):
-        announced = spec.human_loop.part(call, session.state)
+    for call in pending_calls(events):
+        announced = spec.human_loop.part(call, state)
         if announced is not None:
             name, data = announced
             parts.append(data_part(name, data))

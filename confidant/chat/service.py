@@ -84,6 +84,9 @@ from confidant.streaming.stream_log import StreamLogWriter
 from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, error_part
 
 logger = logging.getLogger(__name__)
+# The `event` field of the log line each failed reply writes: its stream had begun, so the
+# request log says 200 and only this line tells the alert (infra monitoring.tf) it failed.
+STREAM_ERROR_EVENT = "chat_stream_error"
 
 _END = object()
 PROTOCOL_PROGRESS = "protocol-progress"
@@ -531,6 +534,9 @@ class PreparedTurn:
                         f"the reply needed more than {run_config.max_llm_calls} model calls, "
                         "the limit for one reply"
                     )
+                if event.error_code == TransientModelError.__name__:
+                    # ADK turns the retry wrapper's last error into an error event, by class name.
+                    raise TransientModelError(event.error_message or "the model failed")
                 if event.error_code and not self._abort.is_set():  # aborted: sealed by ADK
                     raise ConfidantError(
                         f"the model ended the reply: {event.error_code}"
@@ -662,6 +668,14 @@ def from_error(
     prepared: PreparedTurn, translator: EventTranslator, error: ConfidantError
 ) -> UIPart:
     prepared.result.error = error
+    # ERROR for what would have been a 5xx before the stream began (the alert counts these);
+    # a refusal the user caused (a cap, the quota) is ordinary.
+    logger.log(
+        logging.ERROR if error.status >= 500 else logging.INFO,
+        "reply ended with an error part (%s)",
+        error.code,
+        extra={"event": STREAM_ERROR_EVENT, "error_code": error.code, "error_status": error.status},
+    )
     if isinstance(error, TransientModelError):
         text = f"The model is unavailable right now ({error.message})."
     elif isinstance(error, StaleTurnError):

@@ -31,30 +31,22 @@ class SqliteEffectLedger(SqliteFile):
         )
 
     async def begin(self, user_id: str, key: str, *, now: float) -> EffectRecord:
-        async with self._lock:
-            conn = await self._connection()
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                await conn.execute(
-                    "INSERT INTO effects VALUES (?, ?, 'pending', 1, NULL, ?) "
-                    "ON CONFLICT (user_id, key) DO UPDATE SET attempts = attempts + 1, "
-                    "updated_at = excluded.updated_at WHERE state = 'pending'",
-                    (user_id, key, now),
-                )
-                cursor = await conn.execute(
-                    "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
-                )
+        async with self._transaction() as conn:
+            await conn.execute(
+                "INSERT INTO effects VALUES (?, ?, 'pending', 1, NULL, ?) "
+                "ON CONFLICT (user_id, key) DO UPDATE SET attempts = attempts + 1, "
+                "updated_at = excluded.updated_at WHERE state = 'pending'",
+                (user_id, key, now),
+            )
+            async with conn.execute(
+                "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
+            ) as cursor:
                 row = await cursor.fetchone()
-                await conn.execute("COMMIT")
-            except BaseException:
-                await conn.execute("ROLLBACK")
-                raise
         assert row is not None
         return self._record(row)
 
     async def finish(self, user_id: str, key: str, result: dict[str, Any], *, now: float) -> None:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             await conn.execute(
                 "UPDATE effects SET state = 'done', result = ?, updated_at = ? "
                 "WHERE user_id = ? AND key = ?",
@@ -62,15 +54,16 @@ class SqliteEffectLedger(SqliteFile):
             )
 
     async def get(self, user_id: str, key: str) -> EffectRecord | None:
-        conn = await self._connection()
-        cursor = await conn.execute(
-            "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
-        )
-        row = await cursor.fetchone()
+        async with (
+            self._use() as conn,
+            conn.execute(
+                "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
+            ) as cur,
+        ):
+            row = await cur.fetchone()
         return None if row is None else self._record(row)
 
     async def delete_user(self, user_id: str) -> int:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             cursor = await conn.execute("DELETE FROM effects WHERE user_id = ?", (user_id,))
         return max(cursor.rowcount, 0)

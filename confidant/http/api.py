@@ -29,6 +29,7 @@ import agents
 from agents.registry import Route
 from confidant import web
 from confidant.bootstrap import Runtime
+from confidant.chat.human_loop import pending_parts
 from confidant.chat.requests import ChatBody, ChatRequest, parse_chat_request
 from confidant.errors import ConfidantError, ForbiddenError, NotFoundError
 from confidant.http import admin, artifacts, me, profile, resume, schemas, usage
@@ -300,7 +301,23 @@ async def _get_session(call: Call) -> Response:
     ]
     info = _session_info(page.record).model_copy(update={"summary": summary})
     token = None if page.next_after_seq is None else str(page.next_after_seq)
-    return json_reply(schemas.SessionPage(session=info, events=events, next_page_token=token))
+    return json_reply(
+        schemas.SessionPage(
+            session=info, events=events, next_page_token=token, pauses=_pauses(page.record)
+        )
+    )
+
+
+def _pauses(record: SessionRecord) -> list[dict[str, Any]]:
+    """The pause parts of the session's paused run (the tail keeps every pending call)."""
+    try:
+        spec = agents.app_spec(record.key.app)
+    except agents.UnknownAppError:
+        return []
+    if spec.human_loop is None:
+        return []
+    events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
+    return [dict(part) for part in pending_parts(spec, events, record.state)]
 
 
 async def _delete_session(call: Call) -> Response:

@@ -142,6 +142,11 @@ class SessionPage(BaseModel):
     session: SessionInfo
     events: list[dict[str, Any]] = Field(description="ADK event JSON, each with its `seq`")
     next_page_token: str | None
+    pauses: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="what the session's paused run waits for: the data parts its turn ended "
+        "with (e.g. `data-human-input-needed`), so a reloaded page can ask again",
+    )
 
 
 # -- artifacts ------------------------------------------------------------------------------------

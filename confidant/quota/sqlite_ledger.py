@@ -22,8 +22,7 @@ class SqliteUsageLedger(SqliteFile):
         # a new day's row starts counted when a first turn fits; an existing row counts only
         # while below both limits. A row comes back only when the turn was counted.
         fits_fresh = (max_turns is None or max_turns > 0) and (max_tokens is None or max_tokens > 0)
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             cursor = await conn.execute(
                 "INSERT INTO usage (user_id, day, turns) VALUES (?, ?, ?) "
                 "ON CONFLICT (user_id, day) DO UPDATE SET turns = turns + 1 "
@@ -38,16 +37,14 @@ class SqliteUsageLedger(SqliteFile):
         return False, await self._read(user_id, day)
 
     async def release_turn(self, user_id: str, day: str) -> None:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             await conn.execute(
                 "UPDATE usage SET turns = MAX(turns - 1, 0) WHERE user_id = ? AND day = ?",
                 (user_id, day),
             )
 
     async def charge_tokens(self, user_id: str, day: str, tokens: int) -> None:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             await conn.execute(
                 "INSERT INTO usage (user_id, day, tokens) VALUES (?, ?, ?) "
                 "ON CONFLICT (user_id, day) DO UPDATE SET tokens = tokens + excluded.tokens",
@@ -58,18 +55,19 @@ class SqliteUsageLedger(SqliteFile):
         return await self._read(user_id, day)
 
     async def _read(self, user_id: str, day: str) -> DailyUsage:
-        conn = await self._connection()
-        cursor = await conn.execute(
-            "SELECT turns, tokens FROM usage WHERE user_id = ? AND day = ?", (user_id, day)
-        )
-        row = await cursor.fetchone()
+        async with (
+            self._use() as conn,
+            conn.execute(
+                "SELECT turns, tokens FROM usage WHERE user_id = ? AND day = ?", (user_id, day)
+            ) as cur,
+        ):
+            row = await cur.fetchone()
         if row is None:
             return DailyUsage(day=day)
         return DailyUsage(day=day, turns=row["turns"], tokens=row["tokens"])
 
     async def delete_user(self, user_id: str, *, keep_day: str | None = None) -> int:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             cursor = await conn.execute(
                 "DELETE FROM usage WHERE user_id = ? AND day IS NOT ?", (user_id, keep_day)
             )

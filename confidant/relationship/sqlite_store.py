@@ -27,8 +27,7 @@ class SqliteRelationshipStore(SqliteFile):
     schema = _SCHEMA
 
     async def get(self, user_id: str, collection: str, doc_id: str) -> dict[str, Any] | None:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             async with conn.execute(
                 "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
                 " AND doc_id = ?",
@@ -38,8 +37,7 @@ class SqliteRelationshipStore(SqliteFile):
         return None if row is None else json.loads(row[0])
 
     async def put(self, user_id: str, collection: str, doc_id: str, data: dict[str, Any]) -> None:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             await conn.execute(
                 "INSERT OR REPLACE INTO relationship_docs"
                 " (user_id, collection, doc_id, data, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -53,8 +51,7 @@ class SqliteRelationshipStore(SqliteFile):
             )
 
     async def list(self, user_id: str, collection: str) -> list[dict[str, Any]]:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             async with conn.execute(
                 "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
                 " ORDER BY created_at, doc_id",
@@ -64,8 +61,7 @@ class SqliteRelationshipStore(SqliteFile):
         return [json.loads(row[0]) for row in rows]
 
     async def delete(self, user_id: str, collection: str, doc_id: str) -> bool:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             cur = await conn.execute(
                 "DELETE FROM relationship_docs WHERE user_id = ? AND collection = ? AND doc_id = ?",
                 (user_id, collection, doc_id),
@@ -73,7 +69,6 @@ class SqliteRelationshipStore(SqliteFile):
         return cur.rowcount > 0
 
     async def delete_user(self, user_id: str) -> int:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             cur = await conn.execute("DELETE FROM relationship_docs WHERE user_id = ?", (user_id,))
         return max(cur.rowcount, 0)

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import aiosqlite
@@ -29,7 +26,7 @@ from confidant.sessions.records import (
     renew_lease,
 )
 from confidant.sessions.store import EventPage, LoadedSession, SessionExistsError
-from confidant.sqlite import open_sqlite
+from confidant.sqlite import SqliteFile
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -136,45 +133,21 @@ async def _add_missing_columns(conn: aiosqlite.Connection) -> None:
             await conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(SqliteFile):
     """SessionStore on a SQLite file. One connection per store; a lock serialises its use."""
 
+    schema = _SCHEMA
+
     def __init__(self, path: str, *, policy: TailPolicy | None = None) -> None:
-        self.path = path
+        super().__init__(path)
         self.policy = policy or TailPolicy()
-        self._conn: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
 
-    async def _connection(self) -> aiosqlite.Connection:
-        if self._conn is None:
-            conn = await open_sqlite(self.path, _SCHEMA)
-            conn.row_factory = aiosqlite.Row
-            await _add_missing_columns(conn)
-            self._conn = conn
-        return self._conn
+    async def _opened(self, conn: aiosqlite.Connection) -> None:
+        await _add_missing_columns(conn)
 
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._lock:
-            conn = await self._connection()
-            # IMMEDIATE takes the write lock up front: read-check-write is atomic across processes.
-            await conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                await conn.execute("ROLLBACK")
-                raise
-            else:
-                await conn.execute("COMMIT")
-
-    @asynccontextmanager
-    async def _read(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._lock:
-            yield await self._connection()
-
-    # The job store (confidant/jobs/sqlite_store.py) shares this connection and its lock.
-    transaction = _transaction
-    read = _read
+    # The job store, stream log and turn queue share this connection and its lock.
+    transaction = SqliteFile._transaction
+    read = SqliteFile._use
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -271,7 +244,7 @@ class SqliteSessionStore:
         return LoadedSession(record, app_state, user_state)
 
     async def load(self, key: SessionKey) -> LoadedSession | None:
-        async with self._read() as conn:
+        async with self._use() as conn:
             record = await self._get_record(conn, key)
             if record is None:
                 return None
@@ -355,7 +328,7 @@ class SqliteSessionStore:
         args: tuple[str, ...] = (app,)
         if user_id is not None:
             sql, args = sql + " AND user_id = ?", (app, user_id)
-        async with self._read() as conn, conn.execute(sql + " ORDER BY updated_at", args) as cur:
+        async with self._use() as conn, conn.execute(sql + " ORDER BY updated_at", args) as cur:
             rows = await cur.fetchall()
         return [
             self._record(SessionKey(row["user_id"], row["app"], row["session_id"]), row)
@@ -364,7 +337,7 @@ class SqliteSessionStore:
 
     async def read_events(self, key: SessionKey, *, after_seq: int | None, limit: int) -> EventPage:
         start = -1 if after_seq is None else after_seq
-        async with self._read() as conn:
+        async with self._use() as conn:
             record = await self._get_record(conn, key)
             if record is None:
                 raise NotFoundError(f"session {key.session_id!r} not found")
@@ -391,7 +364,7 @@ class SqliteSessionStore:
             return cur.rowcount > 0
 
     async def user_state(self, *, app: str, user_id: str) -> dict[str, Any]:
-        async with self._read() as conn:
+        async with self._use() as conn:
             _, user_state = await self._scoped_state(conn, SessionKey(user_id, app, ""))
         return user_state
 
@@ -417,7 +390,7 @@ class SqliteSessionStore:
             sql += " AND app = ?"
             args.append(app)
         sql += " ORDER BY created_at DESC LIMIT ?"
-        async with self._read() as conn, conn.execute(sql, (*args, limit)) as cur:
+        async with self._use() as conn, conn.execute(sql, (*args, limit)) as cur:
             rows = await cur.fetchall()
         return [codec.memory_from_row(dict(row)) for row in rows]
 
@@ -462,7 +435,7 @@ class SqliteSessionStore:
         return profile
 
     async def load_profile(self, user_id: str) -> dict[str, Any]:
-        async with self._read() as conn:
+        async with self._use() as conn:
             return await self._get_profile(conn, user_id)
 
     async def load_profile_version(self, user_id: str) -> ProfileVersion | None:
@@ -483,15 +456,10 @@ class SqliteSessionStore:
 
     async def list_profile_users(self, *, after: str | None, limit: int) -> list[str]:
         async with (
-            self._read() as conn,
+            self._use() as conn,
             conn.execute(
                 "SELECT user_id FROM profiles WHERE user_id > ? ORDER BY user_id LIMIT ?",
                 (after or "", limit),
             ) as cur,
         ):
             return [row["user_id"] for row in await cur.fetchall()]
-
-    async def close(self) -> None:
-        if self._conn is not None:
-            await self._conn.close()
-            self._conn = None

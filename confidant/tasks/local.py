@@ -23,8 +23,7 @@ class LocalTaskWriter(SqliteFile):
         return WrittenTask(id=task_id, url=f"local-task://{task_id}", idempotency_key=key)
 
     async def create_task(self, task: TaskDraft, *, idempotency_key: str) -> WrittenTask:
-        async with self._lock:
-            conn = await self._connection()
+        async with self._use() as conn:
             await conn.execute(
                 "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?)",
                 (idempotency_key, uuid.uuid4().hex, task.model_dump_json()),
@@ -34,14 +33,19 @@ class LocalTaskWriter(SqliteFile):
         return found
 
     async def find_task(self, idempotency_key: str) -> WrittenTask | None:
-        conn = await self._connection()
-        cursor = await conn.execute(
-            "SELECT id FROM tasks WHERE idempotency_key = ?", (idempotency_key,)
-        )
-        row = await cursor.fetchone()
+        async with (
+            self._use() as conn,
+            conn.execute(
+                "SELECT id FROM tasks WHERE idempotency_key = ?", (idempotency_key,)
+            ) as cur,
+        ):
+            row = await cur.fetchone()
         return None if row is None else self._written(row[0], idempotency_key)
 
     async def list_tasks(self) -> list[TaskDraft]:
-        conn = await self._connection()
-        cursor = await conn.execute("SELECT task FROM tasks ORDER BY rowid")
-        return [TaskDraft.model_validate_json(row[0]) for row in await cursor.fetchall()]
+        async with (
+            self._use() as conn,
+            conn.execute("SELECT task FROM tasks ORDER BY rowid") as cur,
+        ):
+            rows = await cur.fetchall()
+        return [TaskDraft.model_validate_json(row[0]) for row in rows]

@@ -9,9 +9,11 @@ routing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import socket
 import tempfile
 import threading
 import time
@@ -205,6 +207,96 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         stop_server(slow)
 
 
+class CuttingProxy:
+    """Forwards every connection to `upstream` byte for byte, except that it drops the first
+    chat reply's connection right after its first text: the network failing mid-reply."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.cut = threading.Event()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.base_url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            chat = threading.Event()  # this connection carries a POST /v1/chat
+            threading.Thread(target=self._pipe, args=(client, upstream, chat, False)).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, chat, True)).start()
+
+    def _pipe(
+        self, src: socket.socket, dst: socket.socket, chat: threading.Event, reply: bool
+    ) -> None:
+        try:
+            while data := src.recv(65536):
+                if not reply and data.startswith(b"POST /v1/chat "):
+                    chat.set()
+                if reply and chat.is_set() and not self.cut.is_set() and b"text-delta" in data:
+                    self.cut.set()
+                    dst.sendall(data[: data.index(b"text-delta")])
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for end in (src, dst):  # a cut closes both ways: the page sees its body end broken
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            end.close()
+
+
+def test_a_connection_lost_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    slow = start_local_server(tmp_path / "local.db", CONFIDANT_OFFLINE_CHUNK_DELAY_MS="300")
+    proxy = CuttingProxy(int(slow.base_url.rsplit(":", 1)[1]))
+    headers = {"X-User-Id": "web-dropped"}
+    try:
+        open_session(
+            page, dataclasses.replace(slow, base_url=proxy.base_url), "dropped", "web-dropped"
+        )
+        page.get_by_test_id("composer").fill("I keep avoiding my inbox")
+        page.get_by_test_id("send").click()
+        assert proxy.cut.wait(20)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the turn goes on on the server
+            session = httpx.get(
+                f"{slow.base_url}/v1/sessions/dropped", params={"app": "onemind"}, headers=headers
+            ).json()
+            if not session["session"]["busy"] and session["events"]:
+                break
+            time.sleep(0.3)
+        reply = " ".join(
+            part.get("text", "")
+            for event in session["events"]
+            if event["author"] != "user"
+            for part in (event.get("content") or {}).get("parts", [])
+        ).split()
+        # The page followed the reply (GET /v1/chat/{id}/stream) and shows all of it, once,
+        # under the message, and does not offer the message again.
+        page.wait_for_function(
+            "expected => [...document.querySelectorAll('.message.assistant')].some("
+            "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
+            arg=" ".join(reply[-6:]),
+            timeout=20_000,
+        )
+        assert page.locator(".message.assistant").count() == 1
+        assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+        assert page.locator(".message.user").inner_text() == "I keep avoiding my inbox"
+        assert page.get_by_test_id("composer").input_value() == ""
+        assert page.get_by_test_id("error").count() == 0
+    finally:
+        proxy.close()
+        stop_server(slow)
+
+
 def test_a_reply_interrupted_by_a_newer_message_says_so(page, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # Another tab sends with multitask_strategy=interrupt while this page's reply streams: the
     # reply stops (`data-interrupted`) and the page says why, live and after a reload.
@@ -379,7 +471,7 @@ def routed_chat(page, bodies: list[dict], streams: list[list[dict]]) -> None:  #
     page.route("**/v1/chat", answer)
 
 
-def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> None:  # type: ignore[no-untyped-def]
+def test_crisis_resources_and_emotions_render(page, server) -> None:  # type: ignore[no-untyped-def]
     crisis = {
         "locale": "en",
         "resources": [
@@ -392,18 +484,9 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
         ],
         "signals": ["self_harm"],
     }
-    retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
     bodies: list[dict] = []
     routed_chat(
-        page,
-        bodies,
-        [
-            reply(
-                "Please reach out now.",
-                {"type": "data-retry", "data": retry, "transient": True},
-                {"type": "data-crisis", "data": crisis},
-            )
-        ],
+        page, bodies, [reply("Please reach out now.", {"type": "data-crisis", "data": crisis})]
     )
     emotions = {
         "emotions": [
@@ -426,7 +509,6 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
         "tel:+44116123",
     ]
     assert "988 Suicide & Crisis Lifeline" in calls.first.inner_text()
-    assert "429 RESOURCE_EXHAUSTED" in page.get_by_test_id("retry").inner_text()
     chart = page.get_by_test_id("emotion-chart")
     chart.wait_for(timeout=10_000)
     assert chart.locator("circle").count() == 2
@@ -435,6 +517,32 @@ def test_crisis_resources_retry_notices_and_emotions_render(page, server) -> Non
     assert re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", body.pop("message_id"))  # useChat's id
     assert body == {"app": "onemind", "session_id": "routed", "message": "everything is too much"}
     page.screenshot(path=str(DOCS / "crisis-resources.png"))
+
+
+def test_a_retry_notice_shows_until_the_retried_model_answers(page, server) -> None:  # type: ignore[no-untyped-def]
+    retry = {"attempt": 1, "max_retries": 4, "delay_s": 1.0, "reason": "429 RESOURCE_EXHAUSTED"}
+    retried = {"type": "data-retry", "data": retry, "transient": True}
+    routed_chat(
+        page,
+        [],
+        [
+            reply("The retry went through.", retried),
+            [
+                {"type": "start", "messageId": "msg-2"},
+                retried,
+                {"type": "error", "errorText": "The model is unavailable."},
+            ],
+        ],
+    )
+    open_session(page, server, "retried", "web-retried")
+    send(page, "hello")
+    page.get_by_text("The retry went through.").wait_for(timeout=10_000)
+    assert page.get_by_test_id("retry").count() == 0
+
+    page.get_by_test_id("composer").fill("hello again")
+    page.get_by_test_id("send").click()
+    page.get_by_test_id("error").wait_for(timeout=10_000)
+    assert "429 RESOURCE_EXHAUSTED" in page.get_by_test_id("retry").inner_text()
 
 
 def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: ignore[no-untyped-def]
@@ -448,6 +556,10 @@ def test_a_taskflow_pause_is_answered_in_place(page, server) -> None:  # type: i
     prompt = page.get_by_test_id("human-prompt")
     prompt.wait_for(timeout=20_000)
     assert "When is it due" in prompt.inner_text()  # the server's question
+    page.reload()  # during the pause: the page asks again, from the stored session
+    page.wait_for_function("document.querySelector('[data-testid=app-picker]').value")
+    prompt.wait_for(timeout=20_000)
+    assert "When is it due" in prompt.inner_text()
     prompt.locator("input").fill(DETAILS)
     prompt.get_by_role("button", name="Answer").click()
 

@@ -44,6 +44,7 @@ from typing import Any
 
 import pytest
 
+from confidant.chat.service import STREAM_ERROR_EVENT
 from confidant.jobs import topic_id
 from confidant.settings import Settings
 from tests.support import terraform as tf
@@ -362,6 +363,21 @@ def test_chat_keeps_cpu_for_turns_whose_client_hung_up() -> None:
     probe = body["template"][0]["containers"][0]["dynamic"][-1]['"startup_probe"']["content"][0]
     assert tf.literal(probe["http_get"][0]["path"]) == "/healthz"
     assert tf.variable_default(tf.MODULE, "chat_timeout_s") >= 300  # a streamed turn fits
+
+
+# --- monitoring ------------------------------------------------------------------------------
+
+
+def test_the_failed_reply_alert_counts_the_line_the_chat_service_writes() -> None:
+    """An `error` part inside a 200 stream shows in no request-log status: the metric must match
+    the line confidant/chat/service.py writes for it (its event, its level, its code field)."""
+    metric = resource_body("google_logging_metric", "chat_stream_errors")
+    log_filter = metric["filter"].replace('\\"', '"')
+    assert f'jsonPayload.event="{STREAM_ERROR_EVENT}"' in log_filter
+    assert "severity>=ERROR" in log_filter  # a server failure, not a cap the user reached
+    assert tf.plain(metric["label_extractors"]) == {"error_code": "EXTRACT(jsonPayload.error_code)"}
+    alert = resource_body("google_monitoring_alert_policy", "chat_stream_errors")
+    assert "google_logging_metric.chat_stream_errors.name" in str(alert["conditions"])
 
 
 # --- function targets ------------------------------------------------------------------------

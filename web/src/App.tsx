@@ -1,5 +1,5 @@
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, type UIMessage } from "ai";
+import { type ChatTransport, DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import {
   ApiError,
@@ -61,6 +61,40 @@ function describeError(error: Error): { text: string; busy: boolean } {
   return { text: error.message || "Something went wrong.", busy: false };
 }
 
+/** `base` with every chunk of its streams shown to `see` first, in stream order. */
+function watched(
+  base: ChatTransport<UIMessage>,
+  see: (chunk: UIMessageChunk) => void,
+): ChatTransport<UIMessage> {
+  const tap = (stream: ReadableStream<UIMessageChunk>) =>
+    stream.pipeThrough(
+      new TransformStream<UIMessageChunk, UIMessageChunk>({
+        transform(chunk, out) {
+          see(chunk);
+          out.enqueue(chunk);
+        },
+      }),
+    );
+  return {
+    sendMessages: async (options) => tap(await base.sendMessages(options)),
+    reconnectToStream: async (options) => {
+      const stream = await base.reconnectToStream(options);
+      return stream && tap(stream);
+    },
+  };
+}
+
+/** Chunks that show the model answering: a retry happens before a model call's first chunk,
+ * so after one of these the retried call went through. */
+const ANSWERING = new Set(["text-start", "reasoning-start", "tool-input-start", "tool-input-available"]);
+
+/** The prompt a pause part asks for, or null for any other part. */
+function humanRequest(type: string, data: Record<string, any>): HumanRequest | null {
+  if (type === "data-human-input-needed") return { kind: "input", data };
+  if (type === "data-human-confirmation-needed") return { kind: "confirmation", data };
+  return null;
+}
+
 function lastOf<T>(items: T[]): T | undefined {
   return items[items.length - 1];
 }
@@ -87,35 +121,46 @@ export function App() {
   // Whether the request in flight carries a message sent from this page; false while a reply
   // is resumed after a reload, whose user message is stored already.
   const sentHere = useRef(false);
+  // Whether the reply in flight has sent anything: then the server has the message.
+  const replyBegun = useRef(false);
 
   // The transport reads the current picks through refs: it is built once per page.
   const picks = useRef({ app, skill, userId });
   picks.current = { app, skill, userId };
   const transport = useMemo(
     () =>
-      new DefaultChatTransport({
-        api: "/v1/chat",
-        headers: () => ({ "X-User-Id": picks.current.userId }),
-        body: () => ({
-          app: picks.current.app,
-          ...(picks.current.skill ? { skill: picks.current.skill } : {}),
+      watched(
+        new DefaultChatTransport({
+          api: "/v1/chat",
+          headers: () => ({ "X-User-Id": picks.current.userId }),
+          body: () => ({
+            app: picks.current.app,
+            ...(picks.current.skill ? { skill: picks.current.skill } : {}),
+          }),
+          // Our endpoint keeps the history itself: send only the new message, with its id as
+          // the idempotency key (a resend of a stored message gets the stored reply).
+          prepareSendMessagesRequest: ({ id, messages, body, trigger }) => {
+            const last = lastOf(messages);
+            const message = (last?.parts ?? [])
+              .map((p) => (p.type === "text" ? p.text : ""))
+              .join("");
+            const key = trigger === "submit-message" && last?.role === "user" ? last.id : undefined;
+            const message_id = key ? { message_id: key } : {};
+            return { body: { ...body, session_id: id, message, ...message_id } };
+          },
+          // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
+          prepareReconnectToStreamRequest: ({ id }) => ({
+            api: `/v1/chat/${encodeURIComponent(id)}/stream?app=${encodeURIComponent(picks.current.app)}`,
+          }),
         }),
-        // Our endpoint keeps the history itself: send only the new message, with its id as
-        // the idempotency key (a resend of a stored message gets the stored reply).
-        prepareSendMessagesRequest: ({ id, messages, body, trigger }) => {
-          const last = lastOf(messages);
-          const message = (last?.parts ?? [])
-            .map((p) => (p.type === "text" ? p.text : ""))
-            .join("");
-          const key = trigger === "submit-message" && last?.role === "user" ? last.id : undefined;
-          const message_id = key ? { message_id: key } : {};
-          return { body: { ...body, session_id: id, message, ...message_id } };
+        // Every chunk, in stream order (`onData` sees data parts only): a retry notice shows
+        // until the retried model call answers.
+        (chunk) => {
+          replyBegun.current = true;
+          if (chunk.type === "data-retry") setRetries((r) => [...r, chunk.data as RetryNotice]);
+          else if (ANSWERING.has(chunk.type)) setRetries([]);
         },
-        // Resuming a reply still being answered (after a reload): GET /v1/chat/{id}/stream.
-        prepareReconnectToStreamRequest: ({ id }) => ({
-          api: `/v1/chat/${encodeURIComponent(id)}/stream?app=${encodeURIComponent(picks.current.app)}`,
-        }),
-      }),
+      ),
     [],
   );
 
@@ -123,14 +168,11 @@ export function App() {
     id: sessionId,
     transport,
     onData: (part) => {
-      if (part.type === "data-retry") setRetries((r) => [...r, part.data as RetryNotice]);
       // Parts that stay in the message are rendered from it; only transient ones are kept here.
       if (!(part as { transient?: boolean }).transient) return;
       if (part.type === "data-crisis") setTransientCrisis(part.data as Crisis);
-      if (part.type === "data-human-input-needed")
-        setTransientHuman({ kind: "input", data: part.data as Record<string, any> });
-      if (part.type === "data-human-confirmation-needed")
-        setTransientHuman({ kind: "confirmation", data: part.data as Record<string, any> });
+      const request = humanRequest(part.type, part.data as Record<string, any>);
+      if (request) setTransientHuman(request);
     },
     onFinish: () => {
       void refreshSessions();
@@ -178,10 +220,13 @@ export function App() {
     setLoadError(null);
     let live = true;
     readSession(userId, app, sessionId)
-      .then(({ session, events }) => {
+      .then(({ session, events, pauses }) => {
         if (!live) return;
         setMessages(eventsToMessages(events));
         setRestoredProgress(session.progress ?? null);
+        // A run paused for the person (taskflow): its prompt again, as the pausing turn ended.
+        const pause = lastOf(pauses);
+        if (pause) setTransientHuman(humanRequest(pause.type, pause.data));
         // A reply still being answered (the page was reloaded mid-reply, or another tab sent
         // it): follow it to its end. Only then: `useChat({ resume: true })` would also replay a
         // reply that just finished, which the history above already shows.
@@ -223,10 +268,7 @@ export function App() {
       (p) => p.type === "data-human-input-needed" || p.type === "data-human-confirmation-needed",
     );
   const human: HumanRequest | null = humanFromParts
-    ? {
-        kind: humanFromParts.type === "data-human-input-needed" ? "input" : "confirmation",
-        data: humanFromParts.data,
-      }
+    ? humanRequest(humanFromParts.type, humanFromParts.data)
     : transientHuman;
 
   const send = (text: string, extra?: Record<string, unknown>) => {
@@ -239,6 +281,7 @@ export function App() {
     const id = unsent.current?.text === trimmed ? unsent.current.id : undefined;
     unsent.current = null;
     sentHere.current = true;
+    replyBegun.current = false;
     const parts = [{ type: "text" as const, text: trimmed }];
     void sendMessage(id ? { id, parts } : { parts }, extra ? { body: extra } : undefined);
   };
@@ -258,9 +301,31 @@ export function App() {
     const lastUser = messages.map((m) => m.role).lastIndexOf("user");
     if (lastUser < 0) return;
     const text = messages[lastUser].parts.map((p) => (p.type === "text" ? p.text : "")).join("");
-    unsent.current = { id: messages[lastUser].id, text };
-    setMessages(messages.slice(0, lastUser));
-    setDraft((current) => current || text);
+    const takeBack = () => {
+      unsent.current = { id: messages[lastUser].id, text };
+      setMessages(messages.slice(0, lastUser));
+      setDraft((current) => current || text);
+    };
+    // The connection dropped mid-reply (fetch's TypeError; an `error` part is a plain Error):
+    // the server has the message and goes on answering it, on its own. Follow that reply from
+    // its start (GET /v1/chat/{id}/stream) instead of offering the message again.
+    if (!(error instanceof TypeError && replyBegun.current)) return takeBack();
+    setMessages(messages.slice(0, lastUser + 1));
+    clearError();
+    readSession(picks.current.userId, picks.current.app, sessionId)
+      .then(({ session, events }) => {
+        if (session.busy) return void resumeStream();
+        const stored = eventsToMessages(events);
+        const lastStored = [...stored].reverse().find((m) => m.role === "user");
+        const storedText = lastStored?.parts.map((p) => (p.type === "text" ? p.text : "")).join("");
+        if (storedText === text) return setMessages(stored); // it finished meanwhile
+        takeBack(); // it failed meanwhile: nothing was stored
+        setLoadError("The connection was lost and the reply was not saved; send it again.");
+      })
+      .catch((e: Error) => {
+        takeBack(); // a resend with the same id never stores it twice
+        setLoadError(`The connection was lost: ${e.message}`);
+      });
   }, [error]);
 
   // Keep the newest words in view while they stream.

@@ -50,6 +50,9 @@ export type Emotion = {
   created_at?: number | string;
 };
 
+/** A data part the session's paused run ended with (e.g. `data-human-input-needed`). */
+export type PausePart = { type: string; data: Record<string, any> };
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -90,18 +93,24 @@ export async function readSession(userId: string, app: string, id: string) {
   const events: AdkEvent[] = [];
   let token: string | null = null;
   let session: SessionInfo | null = null;
+  let pauses: PausePart[] = [];
   do {
-    const page: { session: SessionInfo; events: AdkEvent[]; next_page_token: string | null } =
-      await call(
+    const page: {
+      session: SessionInfo;
+      events: AdkEvent[];
+      next_page_token: string | null;
+      pauses?: PausePart[];
+    } = await call(
         userId,
         `/v1/sessions/${q(id)}?app=${q(app)}&page_size=200` +
           (token ? `&page_token=${q(token)}` : ""),
       );
     session = page.session;
     events.push(...page.events);
+    pauses = page.pauses ?? [];
     token = page.next_page_token;
   } while (token);
-  return { session: session!, events };
+  return { session: session!, events, pauses };
 }
 
 export const deleteSession = (userId: string, app: string, id: string) =>

@@ -1,5 +1,5 @@
-# Alerts: the chat service's 5xx rate (from its request logs) and any message reaching a
-# dead-letter topic. Notification channels are created outside this module (e-mail, chat, pager)
+# Alerts: the chat service's 5xx rate (from its request logs), its failed replies inside 200
+# streams (from its own log lines) and any message reaching a dead-letter topic. Notification channels are created outside this module (e-mail, chat, pager)
 # and passed in by id; with none, incidents still open in Cloud Monitoring.
 
 # Log-based metrics over Cloud Run's request log of the chat service: all requests and 5xx.
@@ -51,6 +51,65 @@ resource "google_monitoring_alert_policy" "chat_5xx_rate" {
 
   documentation {
     content   = "The chat service answered more than ${var.chat_5xx_alert_ratio * 100}% of requests with 5xx. Check its logs and consider rolling back (docs/deploy.md, Roll back)."
+    mime_type = "text/markdown"
+  }
+}
+
+# A reply that fails after its stream began ends with an `error` part in a 200 response, which
+# the request log's status never shows. The chat service writes one structured line for each
+# (confidant/chat/service.py, STREAM_ERROR_EVENT): severity ERROR when the failure is the
+# server's (what would have been a 5xx before the stream), with its stable code.
+resource "google_logging_metric" "chat_stream_errors" {
+  project = var.project_id
+  name    = "${var.name_prefix}-chat-stream-errors"
+  filter  = "resource.type=\"cloud_run_revision\" AND resource.labels.service_name=\"${google_cloud_run_v2_service.service["chat"].name}\" AND jsonPayload.event=\"chat_stream_error\" AND severity>=ERROR"
+
+  metric_descriptor {
+    metric_kind = "DELTA"
+    value_type  = "INT64"
+    unit        = "1"
+    labels {
+      key         = "error_code"
+      value_type  = "STRING"
+      description = "the error part's code, e.g. model_unavailable, commit_outcome_unknown"
+    }
+  }
+  label_extractors = {
+    error_code = "EXTRACT(jsonPayload.error_code)"
+  }
+}
+
+resource "google_monitoring_alert_policy" "chat_stream_errors" {
+  project               = var.project_id
+  display_name          = "${var.name_prefix}-chat: failed replies above ${var.chat_5xx_alert_ratio * 100}%"
+  combiner              = "OR"
+  notification_channels = var.alert_notification_channels
+  user_labels           = local.labels
+
+  conditions {
+    display_name = "replies ended by a server error part / all requests over 5 minutes"
+    condition_threshold {
+      filter             = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_stream_errors.name}\""
+      denominator_filter = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["requests"].name}\""
+      comparison         = "COMPARISON_GT"
+      threshold_value    = var.chat_5xx_alert_ratio
+      duration           = "300s"
+
+      aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+      denominator_aggregations {
+        alignment_period     = "300s"
+        per_series_aligner   = "ALIGN_DELTA"
+        cross_series_reducer = "REDUCE_SUM"
+      }
+    }
+  }
+
+  documentation {
+    content   = "More than ${var.chat_5xx_alert_ratio * 100}% of chat requests ended their reply with a server error after the stream began (an `error` part; the request log says 200). The metric's `error_code` label says which (e.g. `model_unavailable`: the model provider; `commit_outcome_unknown`: Firestore). Check the service's log lines with `jsonPayload.event=\"chat_stream_error\"` and consider rolling back (docs/deploy.md, Roll back)."
     mime_type = "text/markdown"
   }
 }

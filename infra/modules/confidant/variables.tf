@@ -281,7 +281,7 @@ variable "alert_notification_channels" {
 }
 
 variable "chat_5xx_alert_ratio" {
-  description = "Alert when this fraction of chat requests over 5 minutes are 5xx."
+  description = "Alert when this fraction of chat requests over 5 minutes are 5xx, and (a second alert) when this fraction end their reply with a server error after the stream began."
   type        = number
   default     = 0.05
 }

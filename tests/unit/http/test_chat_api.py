@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 import httpx
+import pytest
 from google.genai import errors as genai_errors
 
+from confidant.chat.service import STREAM_ERROR_EVENT
 from confidant.models.retry import RetryingLlm
+from confidant.observability.logs import CloudLoggingFormatter
 from confidant.sessions.records import SessionKey
 from tests.support.scripted_model import ScriptedLlm
 from tests.support.sse import of_type, parse_frames, streamed_text
@@ -212,6 +216,8 @@ async def test_exhausted_retries_end_with_an_error_and_leave_the_session_as_it_w
     parts, done = parse_frames(response.text)
     assert done
     assert parts[-1]["type"] == "error"
+    assert parts[-1]["code"] == "model_unavailable"
+    assert "model is unavailable" in parts[-1]["errorText"]
     assert "not saved" in parts[-1]["errorText"]
     assert len(of_type(parts, "data-retry")) == 3
     after = await runtime.store.load(SessionKey("alice", "onemind", "x"))
@@ -268,3 +274,22 @@ async def test_cors_lets_an_allowed_web_app_call_the_api(make_client) -> None:
         "/v1/chat", json={"message": "hi"}, headers={**ALICE, "origin": "https://evil.example"}
     )
     assert "access-control-allow-origin" not in other.headers
+
+
+async def test_an_error_part_inside_a_200_stream_is_logged_for_the_alert(
+    make_client, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The request log says 200 for a stream that then failed: the alert on failed replies
+    # (infra monitoring.tf, chat_stream_errors) counts these structured lines instead.
+    inner = ScriptedLlm(script=[_rate_limited()] * 2)
+    client, _ = make_client(model=RetryingLlm(inner=inner, delays=[0.01]))
+    with caplog.at_level(logging.INFO, logger="confidant"):
+        response = await _chat(client, {"message": "hi", "session_id": "failing"})
+    parts, _ = parse_frames(response.text)
+    assert response.status_code == 200 and parts[-1]["type"] == "error"
+
+    (line,) = [r for r in caplog.records if getattr(r, "event", None) == STREAM_ERROR_EVENT]
+    assert line.levelno == logging.ERROR
+    entry = json.loads(CloudLoggingFormatter("p").format(line))
+    assert entry["error_code"] == "model_unavailable" and entry["error_status"] == 503
+    assert "hi" not in entry["message"]  # no message text in logs

@@ -112,3 +112,24 @@ async def test_a_json_client_gets_the_pauses_and_can_answer_them(make_client):
     }
     second = await client.post("/v1/chat", json=answer, headers=headers)
     assert [p["type"] for p in second.json()["pauses"]] == [CONFIRMATION_NEEDED]
+
+
+async def test_a_session_read_back_says_what_its_paused_run_waits_for(make_client):
+    # A page reloaded during a pause has only the stored session: it must be able to ask again.
+    client, _ = make_client()
+    headers = {"X-User-Id": "ed"}
+    turn = await send(client, "ed", "w9", REQUEST)
+    announced = [p for p in turn.parts if p["type"] == INPUT_NEEDED]
+    stored = (await client.get("/v1/sessions/w9", params={"app": APP}, headers=headers)).json()
+    assert stored["pauses"] == announced and announced
+
+    resumed = await send(client, "ed", "w9", DETAILS)
+    confirmation = [p for p in resumed.parts if p["type"] == CONFIRMATION_NEEDED]
+    stored = (await client.get("/v1/sessions/w9", params={"app": APP}, headers=headers)).json()
+    assert stored["pauses"] == confirmation and confirmation  # the answered one is gone
+    onemind = await client.post(
+        "/v1/chat", json={"message": "hi", "session_id": "o"}, headers=headers
+    )
+    assert onemind.status_code == 200
+    stored = (await client.get("/v1/sessions/o", params={"app": "onemind"}, headers=headers)).json()
+    assert stored["pauses"] == []
