@@ -69,6 +69,10 @@ TRAINING_SETS = (
     "crisis_train11_zh.jsonl",
     "crisis_train12_en.jsonl",
     "crisis_train12_zh.jsonl",
+    "crisis_train13_en.jsonl",
+    "crisis_train13_zh.jsonl",
+    "crisis_train14_en.jsonl",
+    "crisis_train14_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",

@@ -38,18 +38,19 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    # Sets 1-3: session 8's end (lexicon with the new normalisation; the model retrained on
-    # train4-6 and ordinary4, with the veto levels).
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (96, 107, 2, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (92, 103, 3, 101)},
+    # Sets 1-3: session 9's end (the model retrained on train7-14 and the former set 4, with
+    # the strict veto; the lexicon as in session 8).
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (96, 107, 0, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (95, 103, 2, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (117, 128, 7, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (113, 128, 8, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (131, 150, 3, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (122, 150, 7, 150)},
-    # Set 5 (session 9), measured once at the session's start on session 8's detector.
-    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (134, 150, 15, 150)},
-    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (121, 150, 9, 150)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (118, 128, 4, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (116, 128, 5, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (131, 150, 1, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (130, 150, 6, 150)},
+    # Set 5 (session 9) was measured at the session's start on session 8's detector (model:
+    # en 134, 15; zh 121, 9) and once at its end, with everything merged and retrained: these.
+    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (140, 150, 6, 150)},
+    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (125, 150, 2, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -60,7 +61,7 @@ SHARED_WITH_TUNED = {
     "crisis_heldout5.jsonl": 0,
 }
 # Set 5's ordinary messages (100 per language, many of them low-mood): what the default
-# detector fired on, measured at session 9's start.
+# detector fired on, at session 9's start and at its end.
 ORDINARY_CEILING = {
     ("crisis_heldout5_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout5_ordinary.jsonl", "zh"): (0, 100),
