@@ -1,8 +1,9 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl` and `crisis_heldout5.jsonl`, each written later by another author, and
-`crisis_heldout5_ordinary.jsonl`, ordinary coaching messages by set 5's author) were written
+`crisis_heldout3.jsonl`, `crisis_heldout5.jsonl` and `crisis_heldout6.jsonl`, each written later
+by other authors, and `crisis_heldout5_ordinary.jsonl` / `crisis_heldout6_ordinary.jsonl`,
+ordinary coaching messages by the authors of sets 5 and 6) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -31,8 +32,9 @@ HELD_OUT_SETS = (
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
     "crisis_heldout5.jsonl",
+    "crisis_heldout6.jsonl",
 )
-HELD_OUT_ORDINARY = ("crisis_heldout5_ordinary.jsonl",)
+HELD_OUT_ORDINARY = ("crisis_heldout5_ordinary.jsonl", "crisis_heldout6_ordinary.jsonl")
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
@@ -51,6 +53,10 @@ FLOORS = {
     # en 134, 15; zh 121, 9) and once at its end, with everything merged and retrained: these.
     ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (140, 150, 6, 150)},
     ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (125, 150, 2, 150)},
+    # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
+    # 127, 9; zh 116, 10) and on the model these floors above were measured with: these rows.
+    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (132, 150, 5, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (132, 150, 4, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -59,12 +65,15 @@ SHARED_WITH_TUNED = {
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
     "crisis_heldout5.jsonl": 0,
+    "crisis_heldout6.jsonl": 0,
 }
-# Set 5's ordinary messages (100 per language, many of them low-mood): what the default
-# detector fired on, at session 9's start and at its end.
+# The ordinary messages of sets 5 and 6 (100 per language each, many of them low-mood): what
+# the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
     ("crisis_heldout5_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout5_ordinary.jsonl", "zh"): (0, 100),
+    ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout6_ordinary.jsonl", "zh"): (0, 100),
 }
 
 
