@@ -73,6 +73,8 @@ TRAINING_SETS = (
     "crisis_train13_zh.jsonl",
     "crisis_train14_en.jsonl",
     "crisis_train14_zh.jsonl",
+    "crisis_train15_en.jsonl",
+    "crisis_train15_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",

@@ -40,23 +40,25 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    # Sets 1-3: session 9's end (the model retrained on train7-14 and the former set 4, with
+    # Sets 1-3: session 9's end (the model retrained on train7-15 and the former set 4, with
     # the strict veto; the lexicon as in session 8).
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (96, 107, 0, 105)},
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (95, 103, 2, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (118, 128, 4, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (116, 128, 5, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (131, 150, 1, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (130, 150, 6, 150)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (115, 128, 4, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (132, 150, 1, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (128, 150, 6, 150)},
     # Set 5 (session 9) was measured at the session's start on session 8's detector (model:
-    # en 134, 15; zh 121, 9) and once at its end, with everything merged and retrained: these.
-    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (140, 150, 6, 150)},
-    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (125, 150, 2, 150)},
+    # en 134, 15; zh 121, 9), on the model before train15 (en 140, 6; zh 125, 2) and on the
+    # shipped one: these rows.
+    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (141, 150, 7, 150)},
+    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (125, 150, 1, 150)},
     # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
-    # 127, 9; zh 116, 10) and on the model these floors above were measured with: these rows.
-    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (132, 150, 5, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (132, 150, 4, 150)},
+    # 127, 9; zh 116, 10), on the model before train15 (en 132, 5; zh 132, 4) and on the
+    # shipped one: these rows.
+    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (133, 150, 4, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (131, 150, 4, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
