@@ -376,8 +376,9 @@ def test_the_failed_reply_alert_counts_the_line_the_chat_service_writes() -> Non
     assert f'jsonPayload.event="{STREAM_ERROR_EVENT}"' in log_filter
     assert "severity>=ERROR" in log_filter  # a server failure, not a cap the user reached
     assert tf.plain(metric["label_extractors"]) == {"error_code": "EXTRACT(jsonPayload.error_code)"}
-    alert = resource_body("google_monitoring_alert_policy", "chat_stream_errors")
-    assert "google_logging_metric.chat_stream_errors.name" in str(alert["conditions"])
+    alert = resource_body("google_monitoring_alert_policy", "chat_failure_ratio")
+    assert "google_logging_metric.chat_stream_errors.name" in str(alert["for_each"])
+    assert "each.value.metric" in str(alert["conditions"])
 
 
 # --- function targets ------------------------------------------------------------------------

@@ -20,41 +20,6 @@ resource "google_logging_metric" "chat_requests" {
   }
 }
 
-resource "google_monitoring_alert_policy" "chat_5xx_rate" {
-  project               = var.project_id
-  display_name          = "${var.name_prefix}-chat: 5xx rate above ${var.chat_5xx_alert_ratio * 100}%"
-  combiner              = "OR"
-  notification_channels = var.alert_notification_channels
-  user_labels           = local.labels
-
-  conditions {
-    display_name = "chat 5xx / all requests over 5 minutes"
-    condition_threshold {
-      filter             = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["5xx"].name}\""
-      denominator_filter = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["requests"].name}\""
-      comparison         = "COMPARISON_GT"
-      threshold_value    = var.chat_5xx_alert_ratio
-      duration           = "300s"
-
-      aggregations {
-        alignment_period     = "300s"
-        per_series_aligner   = "ALIGN_DELTA"
-        cross_series_reducer = "REDUCE_SUM"
-      }
-      denominator_aggregations {
-        alignment_period     = "300s"
-        per_series_aligner   = "ALIGN_DELTA"
-        cross_series_reducer = "REDUCE_SUM"
-      }
-    }
-  }
-
-  documentation {
-    content   = "The chat service answered more than ${var.chat_5xx_alert_ratio * 100}% of requests with 5xx. Check its logs and consider rolling back (docs/deploy.md, Roll back)."
-    mime_type = "text/markdown"
-  }
-}
-
 # A reply that fails after its stream began ends with an `error` part in a 200 response, which
 # the request log's status never shows. The chat service writes one structured line for each
 # (confidant/chat/service.py, STREAM_ERROR_EVENT): severity ERROR when the failure is the
@@ -79,17 +44,34 @@ resource "google_logging_metric" "chat_stream_errors" {
   }
 }
 
-resource "google_monitoring_alert_policy" "chat_stream_errors" {
+# Two alerts on the share of chat requests that failed over 5 minutes: by the request log's
+# 5xx, and by the chat service's own line for a reply that failed inside a 200 stream.
+resource "google_monitoring_alert_policy" "chat_failure_ratio" {
+  for_each = {
+    "5xx_rate" = {
+      title     = "5xx rate above ${var.chat_5xx_alert_ratio * 100}%"
+      condition = "chat 5xx / all requests over 5 minutes"
+      metric    = google_logging_metric.chat_requests["5xx"].name
+      content   = "The chat service answered more than ${var.chat_5xx_alert_ratio * 100}% of requests with 5xx. Check its logs and consider rolling back (docs/deploy.md, Roll back)."
+    }
+    stream_errors = {
+      title     = "failed replies above ${var.chat_5xx_alert_ratio * 100}%"
+      condition = "replies ended by a server error part / all requests over 5 minutes"
+      metric    = google_logging_metric.chat_stream_errors.name
+      content   = "More than ${var.chat_5xx_alert_ratio * 100}% of chat requests ended their reply with a server error after the stream began (an `error` part; the request log says 200). The metric's `error_code` label says which (e.g. `model_unavailable`: the model provider; `commit_outcome_unknown`: Firestore). Check the service's log lines with `jsonPayload.event=\"chat_stream_error\"` and consider rolling back (docs/deploy.md, Roll back)."
+    }
+  }
+
   project               = var.project_id
-  display_name          = "${var.name_prefix}-chat: failed replies above ${var.chat_5xx_alert_ratio * 100}%"
+  display_name          = "${var.name_prefix}-chat: ${each.value.title}"
   combiner              = "OR"
   notification_channels = var.alert_notification_channels
   user_labels           = local.labels
 
   conditions {
-    display_name = "replies ended by a server error part / all requests over 5 minutes"
+    display_name = each.value.condition
     condition_threshold {
-      filter             = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_stream_errors.name}\""
+      filter             = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${each.value.metric}\""
       denominator_filter = "resource.type=\"cloud_run_revision\" AND metric.type=\"logging.googleapis.com/user/${google_logging_metric.chat_requests["requests"].name}\""
       comparison         = "COMPARISON_GT"
       threshold_value    = var.chat_5xx_alert_ratio
@@ -109,13 +91,22 @@ resource "google_monitoring_alert_policy" "chat_stream_errors" {
   }
 
   documentation {
-    content   = "More than ${var.chat_5xx_alert_ratio * 100}% of chat requests ended their reply with a server error after the stream began (an `error` part; the request log says 200). The metric's `error_code` label says which (e.g. `model_unavailable`: the model provider; `commit_outcome_unknown`: Firestore). Check the service's log lines with `jsonPayload.event=\"chat_stream_error\"` and consider rolling back (docs/deploy.md, Roll back)."
+    content   = each.value.content
     mime_type = "text/markdown"
   }
 }
 
-# Pub/Sub writes no log entry when it forwards a dead letter, so this alert watches the
-# dead-letter topics' publish count: any message there means a job failed every delivery.
+# The two alerts had a resource each: same policies, kept in place.
+moved {
+  from = google_monitoring_alert_policy.chat_5xx_rate
+  to   = google_monitoring_alert_policy.chat_failure_ratio["5xx_rate"]
+}
+
+moved {
+  from = google_monitoring_alert_policy.chat_stream_errors
+  to   = google_monitoring_alert_policy.chat_failure_ratio["stream_errors"]
+}
+
 resource "google_monitoring_alert_policy" "dead_letters" {
   project               = var.project_id
   display_name          = "${var.name_prefix}: job messages dead-lettered"
