@@ -84,6 +84,34 @@ def send_and_see_the_reply_begin(page, text: str) -> None:  # type: ignore[no-un
     )
 
 
+def see_the_whole_stored_reply(page, server: Server, session_id: str, headers: dict) -> None:  # type: ignore[no-untyped-def]
+    """Once the turn has ended on the server, the page shows its whole stored reply, once."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the turn goes on on the server
+        session = httpx.get(
+            f"{server.base_url}/v1/sessions/{session_id}",
+            params={"app": "onemind"},
+            headers=headers,
+        ).json()
+        if not session["session"]["busy"] and session["events"]:
+            break
+        time.sleep(0.3)
+    reply = " ".join(
+        part.get("text", "")
+        for event in session["events"]
+        if event["author"] != "user"
+        for part in (event.get("content") or {}).get("parts", [])
+    ).split()
+    page.wait_for_function(
+        "expected => [...document.querySelectorAll('.message.assistant')].some("
+        "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
+        arg=" ".join(reply[-6:]),
+        timeout=20_000,
+    )
+    assert page.locator(".message.assistant").count() == 1
+    assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+
+
 def open_session(page, server: Server, session: str, user: str) -> None:  # type: ignore[no-untyped-def]
     page.add_init_script(f"localStorage.setItem('confidant.user', {json.dumps(user)})")
     page.goto(f"{server.base_url}/#app=onemind&session={session}")
@@ -180,29 +208,8 @@ def test_a_reload_mid_reply_follows_the_reply_to_its_end(page, tmp_path) -> None
         send_and_see_the_reply_begin(page, "I keep avoiding my inbox")
         page.reload()  # mid-reply: the page loses its stream; the turn goes on on the server
         page.get_by_test_id("app-picker").wait_for()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            session = httpx.get(
-                f"{slow.base_url}/v1/sessions/reload", params={"app": "onemind"}, headers=headers
-            ).json()
-            if not session["session"]["busy"] and session["events"]:
-                break
-            time.sleep(0.3)
-        reply = " ".join(
-            part.get("text", "")
-            for event in session["events"]
-            if event["author"] != "user"
-            for part in (event.get("content") or {}).get("parts", [])
-        ).split()
         # The reloaded page resumed the reply (GET /v1/chat/{id}/stream) and shows all of it.
-        page.wait_for_function(
-            "expected => [...document.querySelectorAll('.message.assistant')].some("
-            "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
-            arg=" ".join(reply[-6:]),
-            timeout=20_000,
-        )
-        assert page.locator(".message.assistant").count() == 1
-        assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+        see_the_whole_stored_reply(page, slow, "reload", headers)
     finally:
         stop_server(slow)
 
@@ -265,30 +272,9 @@ def test_a_connection_lost_mid_reply_follows_the_reply_to_its_end(page, tmp_path
         page.get_by_test_id("composer").fill("I keep avoiding my inbox")
         page.get_by_test_id("send").click()
         assert proxy.cut.wait(20)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the turn goes on on the server
-            session = httpx.get(
-                f"{slow.base_url}/v1/sessions/dropped", params={"app": "onemind"}, headers=headers
-            ).json()
-            if not session["session"]["busy"] and session["events"]:
-                break
-            time.sleep(0.3)
-        reply = " ".join(
-            part.get("text", "")
-            for event in session["events"]
-            if event["author"] != "user"
-            for part in (event.get("content") or {}).get("parts", [])
-        ).split()
         # The page followed the reply (GET /v1/chat/{id}/stream) and shows all of it, once,
         # under the message, and does not offer the message again.
-        page.wait_for_function(
-            "expected => [...document.querySelectorAll('.message.assistant')].some("
-            "m => m.innerText.split(/\\s+/).join(' ').includes(expected))",
-            arg=" ".join(reply[-6:]),
-            timeout=20_000,
-        )
-        assert page.locator(".message.assistant").count() == 1
-        assert " ".join(reply) in " ".join(page.locator(".message.assistant").inner_text().split())
+        see_the_whole_stored_reply(page, slow, "dropped", headers)
         assert page.locator(".message.user").inner_text() == "I keep avoiding my inbox"
         assert page.get_by_test_id("composer").input_value() == ""
         assert page.get_by_test_id("error").count() == 0
