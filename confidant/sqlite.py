@@ -82,6 +82,14 @@ class SqliteFile:
         async with self._lock:
             yield await self._connection()
 
+    async def _fetch_one(self, sql: str, args: tuple[object, ...] = ()) -> aiosqlite.Row | None:
+        async with self._use() as conn, conn.execute(sql, args) as cur:
+            return await cur.fetchone()
+
+    async def _fetch_all(self, sql: str, args: tuple[object, ...] = ()) -> list[aiosqlite.Row]:
+        async with self._use() as conn, conn.execute(sql, args) as cur:
+            return list(await cur.fetchall())
+
     @asynccontextmanager
     async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
         """The connection inside `BEGIN IMMEDIATE` (the write lock up front, so a

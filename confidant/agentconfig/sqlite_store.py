@@ -22,8 +22,7 @@ class SqliteAgentConfigStore(SqliteFile):
     schema = _SCHEMA
 
     async def _select(self, sql: str, args: tuple[object, ...]) -> list[ConfigVersion]:
-        async with self._use() as conn, conn.execute(sql, args) as cur:
-            rows = await cur.fetchall()
+        rows = await self._fetch_all(sql, args)
         return [ConfigVersion.model_validate_json(row[0]) for row in rows]
 
     async def head(self, app: str) -> ConfigVersion | None:

@@ -54,13 +54,9 @@ class SqliteEffectLedger(SqliteFile):
             )
 
     async def get(self, user_id: str, key: str) -> EffectRecord | None:
-        async with (
-            self._use() as conn,
-            conn.execute(
-                "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
-            ) as cur,
-        ):
-            row = await cur.fetchone()
+        row = await self._fetch_one(
+            "SELECT * FROM effects WHERE user_id = ? AND key = ?", (user_id, key)
+        )
         return None if row is None else self._record(row)
 
     async def delete_user(self, user_id: str) -> int:

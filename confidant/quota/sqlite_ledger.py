@@ -55,13 +55,9 @@ class SqliteUsageLedger(SqliteFile):
         return await self._read(user_id, day)
 
     async def _read(self, user_id: str, day: str) -> DailyUsage:
-        async with (
-            self._use() as conn,
-            conn.execute(
-                "SELECT turns, tokens FROM usage WHERE user_id = ? AND day = ?", (user_id, day)
-            ) as cur,
-        ):
-            row = await cur.fetchone()
+        row = await self._fetch_one(
+            "SELECT turns, tokens FROM usage WHERE user_id = ? AND day = ?", (user_id, day)
+        )
         if row is None:
             return DailyUsage(day=day)
         return DailyUsage(day=day, turns=row["turns"], tokens=row["tokens"])

@@ -27,13 +27,11 @@ class SqliteRelationshipStore(SqliteFile):
     schema = _SCHEMA
 
     async def get(self, user_id: str, collection: str, doc_id: str) -> dict[str, Any] | None:
-        async with self._use() as conn:
-            async with conn.execute(
-                "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
-                " AND doc_id = ?",
-                (user_id, collection, doc_id),
-            ) as cur:
-                row = await cur.fetchone()
+        row = await self._fetch_one(
+            "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
+            " AND doc_id = ?",
+            (user_id, collection, doc_id),
+        )
         return None if row is None else json.loads(row[0])
 
     async def put(self, user_id: str, collection: str, doc_id: str, data: dict[str, Any]) -> None:
@@ -51,13 +49,11 @@ class SqliteRelationshipStore(SqliteFile):
             )
 
     async def list(self, user_id: str, collection: str) -> list[dict[str, Any]]:
-        async with self._use() as conn:
-            async with conn.execute(
-                "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
-                " ORDER BY created_at, doc_id",
-                (user_id, collection),
-            ) as cur:
-                rows = await cur.fetchall()
+        rows = await self._fetch_all(
+            "SELECT data FROM relationship_docs WHERE user_id = ? AND collection = ?"
+            " ORDER BY created_at, doc_id",
+            (user_id, collection),
+        )
         return [json.loads(row[0]) for row in rows]
 
     async def delete(self, user_id: str, collection: str, doc_id: str) -> bool:

@@ -33,19 +33,11 @@ class LocalTaskWriter(SqliteFile):
         return found
 
     async def find_task(self, idempotency_key: str) -> WrittenTask | None:
-        async with (
-            self._use() as conn,
-            conn.execute(
-                "SELECT id FROM tasks WHERE idempotency_key = ?", (idempotency_key,)
-            ) as cur,
-        ):
-            row = await cur.fetchone()
+        row = await self._fetch_one(
+            "SELECT id FROM tasks WHERE idempotency_key = ?", (idempotency_key,)
+        )
         return None if row is None else self._written(row[0], idempotency_key)
 
     async def list_tasks(self) -> list[TaskDraft]:
-        async with (
-            self._use() as conn,
-            conn.execute("SELECT task FROM tasks ORDER BY rowid") as cur,
-        ):
-            rows = await cur.fetchall()
+        rows = await self._fetch_all("SELECT task FROM tasks ORDER BY rowid")
         return [TaskDraft.model_validate_json(row[0]) for row in rows]
