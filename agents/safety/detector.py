@@ -59,7 +59,8 @@ MODEL_BENIGN = "model_benign"  # the reason when the n-gram layer holds a lexico
 # years ago I wanted to kill myself, today…", "my student told me she wants to die"): wishes,
 # the bare word and slang, below the model's `vetoes` level. A means, a method, a plan, a
 # farewell or an act of self-harm only below its far lower `strict_vetoes` level (chosen so
-# that cross-validation lost no risky catch of those; at the wishes' level it lost many).
+# that cross-validation lost at most one in a thousand risky catches of those; at the wishes'
+# level it lost many).
 MODEL_MAY_HOLD_BACK = frozenset(
     {"explicit_intent", "passive_ideation", "burden", "slang", MENTION, IDEATION}
 )

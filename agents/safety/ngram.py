@@ -26,14 +26,13 @@ from itertools import accumulate, chain, compress, count, islice, repeat
 from operator import add, eq, lshift, or_, sub
 from pathlib import Path
 
-from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, contains_cjk
+from agents.safety.normalise import CJK_CLASS, CLAUSE_MARK, DATA_DIR, contains_cjk
 
 MODEL_FILE = "crisis_ngram_model.json"
 LANGS = ("en", "zh")
 THRESHOLD = 0.5  # the biases are shifted so that every language fires here
 _WORD = re.compile(r"[a-z]+")
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # normalise's CJK class
-_CJK_RUN = re.compile(f"[{_CJK_CHARS}]+")
+_CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 _WHOLE_CLAUSES = 3  # a message with at most this many clauses is scored as a whole
 _WINDOW_CLAUSES = 2
 
@@ -136,7 +135,7 @@ class NgramModel:
 # `clause_features` clause by clause (a test keeps them equal), without the per-clause Python
 # work or a string built per CJK n-gram (2,000 characters of Chinese are 7,500 n-grams).
 _ENCODING = "utf-16-le"  # every CJK character of the class is one 16-bit unit
-_NOT_CJK = re.compile(rf"[^{_CJK_CHARS}{re.escape(CLAUSE_MARK)}]+")
+_NOT_CJK = re.compile(rf"[^{CJK_CLASS}{re.escape(CLAUSE_MARK)}]+")
 _EDGE = "#"  # the end of one CJK run and the start of the next (`$^`), in the scored string
 _LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
 

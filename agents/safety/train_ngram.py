@@ -258,12 +258,12 @@ class Silent:
 
 class Passed(NamedTuple):
     """What the lexicon made of a text: its language, what the model will see when the
-    lexicon is silent (None: the lexicon fired), the view a veto would weigh (the lexicon
-    fired), and whether that veto is the strict one (a signal past the wishes fired)."""
+    lexicon is silent (None: the lexicon fired, and a veto would weigh `view`), the view, and
+    whether a veto would be the strict one (a signal past the wishes fired)."""
 
     lang: str
     silent: Silent | None
-    weighed: str | None = None
+    view: str = ""
     strict: bool = False
 
 
@@ -276,8 +276,7 @@ def lexicon_pass(texts: list[str]) -> list[Passed]:
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
         strict = not MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
-        weighed = detection.view if detection.risky else None
-        passed.append(Passed(language(detection.view), silent, weighed, strict))
+        passed.append(Passed(language(detection.view), silent, detection.view, strict))
     return passed
 
 
@@ -314,11 +313,11 @@ def choose_vetoes(
         model = at_thresholds(model, choose_thresholds(model, groups))
         for index in range(fold, len(training), folds):
             passed = fired[index]
-            if passed.weighed is None:
+            if passed.silent is not None:  # the lexicon did not fire: nothing to veto
                 continue
             risky_case = bool(training[index]["risky"])
             caught[passed.lang, passed.strict] += risky_case
-            probability = model.riskiest(passed.weighed).probability
+            probability = model.riskiest(passed.view).probability
             scored.append((passed.lang, passed.strict, risky_case, probability))
     levels: dict[bool, dict[str, float]] = {False: {}, True: {}}
     lines = []
@@ -369,8 +368,8 @@ def choose_thresholds(
 
 def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
     logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for lang, silent, *_ in passed:
-        logits[lang].append(model_logit(model, silent))
+    for case in passed:
+        logits[case.lang].append(model_logit(model, case.silent))
     thresholds = {}
     for lang in LANGS:
         ranked = sorted(logits[lang], reverse=True)
