@@ -78,6 +78,8 @@ TRAINING_SETS = (
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
+    # Held-out set 5 until session 10 (measured at session 9's start and end), then trained on.
+    "crisis_former_heldout5.jsonl",
 )
 # Ordinary messages to a coach (session 7, no risk, no look-alikes): every other one is trained
 # on (ORDINARY_REPEATS times), the rest chooses the threshold with the ordinary budget.
@@ -91,6 +93,7 @@ ORDINARY_SETS = (
     "crisis_ordinary11_en.jsonl",
     "crisis_ordinary11_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
+    "crisis_former_heldout5_ordinary.jsonl",
 )
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
@@ -100,8 +103,6 @@ HELD_OUT_SETS = (
     "crisis_heldout.jsonl",
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
-    "crisis_heldout5.jsonl",
-    "crisis_heldout5_ordinary.jsonl",
     "crisis_heldout6.jsonl",
     "crisis_heldout6_ordinary.jsonl",
 )

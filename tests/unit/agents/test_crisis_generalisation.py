@@ -1,14 +1,14 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl`, `crisis_heldout5.jsonl` and `crisis_heldout6.jsonl`, each written later
-by other authors, and `crisis_heldout5_ordinary.jsonl` / `crisis_heldout6_ordinary.jsonl`,
-ordinary coaching messages by the authors of sets 5 and 6) were written
+`crisis_heldout3.jsonl` and `crisis_heldout6.jsonl`, each written later by other authors, and
+`crisis_heldout6_ordinary.jsonl`, ordinary coaching messages by the authors of set 6) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
 Set 4 was held out in session 8 (measured at its start and end, docs/safety.md) and has been
-trained on since session 9 (`crisis_former_heldout4*.jsonl`).
+trained on since session 9 (`crisis_former_heldout4*.jsonl`); set 5 was held out in session 9
+and has been trained on since session 10 (`crisis_former_heldout5*.jsonl`).
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ HELD_OUT_SETS = (
     "crisis_heldout.jsonl",
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
-    "crisis_heldout5.jsonl",
     "crisis_heldout6.jsonl",
 )
-HELD_OUT_ORDINARY = ("crisis_heldout5_ordinary.jsonl", "crisis_heldout6_ordinary.jsonl")
+HELD_OUT_ORDINARY = ("crisis_heldout6_ordinary.jsonl",)
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
@@ -49,11 +48,6 @@ FLOORS = {
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (115, 128, 4, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (132, 150, 1, 150)},
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (128, 150, 6, 150)},
-    # Set 5 (session 9) was measured at the session's start on session 8's detector (model:
-    # en 134, 15; zh 121, 9), on the model before train15 (en 140, 6; zh 125, 2) and on the
-    # shipped one: these rows.
-    ("crisis_heldout5.jsonl", "en"): {"lexicon": (96, 150, 25, 150), "model": (141, 150, 7, 150)},
-    ("crisis_heldout5.jsonl", "zh"): {"lexicon": (90, 150, 21, 150), "model": (125, 150, 1, 150)},
     # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
     # 127, 9; zh 116, 10), on the model before train15 (en 132, 5; zh 132, 4) and on the
     # shipped one: these rows.
@@ -66,14 +60,11 @@ SHARED_WITH_TUNED = {
     "crisis_heldout.jsonl": 0,
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
-    "crisis_heldout5.jsonl": 0,
     "crisis_heldout6.jsonl": 0,
 }
-# The ordinary messages of sets 5 and 6 (100 per language each, many of them low-mood): what
+# The ordinary messages of set 6 (100 per language, many of them low-mood): what
 # the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
-    ("crisis_heldout5_ordinary.jsonl", "en"): (0, 100),
-    ("crisis_heldout5_ordinary.jsonl", "zh"): (0, 100),
     ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout6_ordinary.jsonl", "zh"): (0, 100),
 }
