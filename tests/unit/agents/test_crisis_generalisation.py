@@ -1,8 +1,9 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl` and `crisis_heldout6.jsonl`, each written later by other authors, and
-`crisis_heldout6_ordinary.jsonl`, ordinary coaching messages by the authors of set 6) were written
+`crisis_heldout3.jsonl`, `crisis_heldout6.jsonl` and `crisis_heldout7.jsonl`, each written later
+by other authors, and `crisis_heldout6_ordinary.jsonl` / `crisis_heldout7_ordinary.jsonl`,
+ordinary coaching messages by the authors of sets 6 and 7) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -32,8 +33,9 @@ HELD_OUT_SETS = (
     "crisis_heldout2.jsonl",
     "crisis_heldout3.jsonl",
     "crisis_heldout6.jsonl",
+    "crisis_heldout7.jsonl",
 )
-HELD_OUT_ORDINARY = ("crisis_heldout6_ordinary.jsonl",)
+HELD_OUT_ORDINARY = ("crisis_heldout6_ordinary.jsonl", "crisis_heldout7_ordinary.jsonl")
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
@@ -53,6 +55,9 @@ FLOORS = {
     # shipped one: these rows.
     ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (133, 150, 4, 150)},
     ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (131, 150, 4, 150)},
+    # Set 7 (session 10's start, on session 9's shipped detector).
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (93, 150, 23, 150), "model": (128, 150, 15, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 24, 150), "model": (120, 150, 12, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -61,12 +66,15 @@ SHARED_WITH_TUNED = {
     "crisis_heldout2.jsonl": 4,
     "crisis_heldout3.jsonl": 0,
     "crisis_heldout6.jsonl": 0,
+    "crisis_heldout7.jsonl": 1,  # one spaced-letter phrase, the same as a development case
 }
-# The ordinary messages of set 6 (100 per language, many of them low-mood): what
+# The ordinary messages of sets 6 and 7 (100 per language each, many of them low-mood): what
 # the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
     ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout6_ordinary.jsonl", "zh"): (0, 100),
+    ("crisis_heldout7_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout7_ordinary.jsonl", "zh"): (1, 100),
 }
 
 
