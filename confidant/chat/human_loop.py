@@ -9,7 +9,8 @@ safely stored, and listed as whole parts under `pauses` in a JSON response.
   the function responses that resume a paused run; an answer that fits nothing pending is a
   400, checked before anything is streamed.
 * `pause_parts`: after the run, each call still pending becomes the app's data part
-  (e.g. `data-human-input-needed`), so the client knows what the run waits for.
+  (e.g. `data-human-input-needed`), so the client knows what the run waits for; the same parts
+  of a session read back (`GET /v1/sessions/{id}`, `pauses`) let a reloaded page ask again.
 """
 
 from __future__ import annotations
@@ -40,13 +41,9 @@ def resume_message(spec: AppSpec, turn: TurnContext, session: Session) -> types.
     return _content(responses) if responses else None
 
 
-def pause_parts(spec: AppSpec, session: Session) -> list[UIPart]:
-    """Data parts for the calls the run is left waiting on."""
-    return pending_parts(spec, session.events, session.state)
-
-
-def pending_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, Any]) -> list[UIPart]:
-    """`pause_parts` of stored events and state (a session read back, e.g. after a reload)."""
+def pause_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, Any]) -> list[UIPart]:
+    """Data parts for the calls the run is left waiting on, from the session's events and state
+    (the turn's session after its run, or a session read back, e.g. after a reload)."""
     if spec.human_loop is None:
         return []
     parts = []

@@ -447,7 +447,7 @@ class PreparedTurn:
                             interrupted = keep_partial(turn, translator, self._message)
                     for part in translator.finish():
                         emit(part)
-                    pauses = pause_parts(self._spec, turn.session)
+                    pauses = pause_parts(self._spec, turn.session.events, turn.session.state)
                     jobs = self._jobs(translator.reply)
                     draft = self._profile_draft()
                     with tracer.start_as_current_span("confidant.commit"):

@@ -29,7 +29,7 @@ import agents
 from agents.registry import Route
 from confidant import web
 from confidant.bootstrap import Runtime
-from confidant.chat.human_loop import pending_parts
+from confidant.chat.human_loop import pause_parts
 from confidant.chat.requests import ChatBody, ChatRequest, parse_chat_request
 from confidant.errors import ConfidantError, ForbiddenError, NotFoundError
 from confidant.http import admin, artifacts, me, profile, resume, schemas, usage
@@ -317,7 +317,7 @@ def _pauses(record: SessionRecord) -> list[dict[str, Any]]:
     if spec.human_loop is None:
         return []
     events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
-    return [dict(part) for part in pending_parts(spec, events, record.state)]
+    return [dict(part) for part in pause_parts(spec, events, record.state)]
 
 
 async def _delete_session(call: Call) -> Response:
