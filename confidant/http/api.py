@@ -43,7 +43,7 @@ from confidant.http.routing import (
     validated_body,
     validated_params,
 )
-from confidant.sessions.records import SessionKey, SessionRecord
+from confidant.sessions.records import SessionKey, SessionRecord, from_oldest_pending_call
 from confidant.streaming.parts import ChatReply, stream_part_model
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -309,14 +309,16 @@ async def _get_session(call: Call) -> Response:
 
 
 def _pauses(record: SessionRecord) -> list[dict[str, Any]]:
-    """The pause parts of the session's paused run (the tail keeps every pending call)."""
+    """The pause parts of the session's paused run (the tail keeps every pending call; only
+    the events from the oldest one on are parsed, none when nothing waits)."""
     try:
         spec = agents.app_spec(record.key.app)
     except agents.UnknownAppError:
         return []
     if spec.human_loop is None:
         return []
-    events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
+    waiting = from_oldest_pending_call(record.tail)
+    events = [Event.model_validate_json(stored["json"]) for stored in waiting]
     return [dict(part) for part in pause_parts(spec, events, record.state)]
 
 
