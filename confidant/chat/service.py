@@ -71,6 +71,7 @@ from confidant.errors import (
 from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.observability import TURN_SPAN, tracer
+from confidant.observability.stream_errors import log_stream_error
 from confidant.ports import JobBus, JobRecord
 from confidant.profiles.draft import ProfileDraft
 from confidant.profiles.source import PROFILE
@@ -84,9 +85,6 @@ from confidant.streaming.stream_log import StreamLogWriter
 from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, error_part
 
 logger = logging.getLogger(__name__)
-# The `event` field of the log line each failed reply writes: its stream had begun, so the
-# request log says 200 and only this line tells the alert (infra monitoring.tf) it failed.
-STREAM_ERROR_EVENT = "chat_stream_error"
 
 _END = object()
 PROTOCOL_PROGRESS = "protocol-progress"
@@ -668,14 +666,7 @@ def from_error(
     prepared: PreparedTurn, translator: EventTranslator, error: ConfidantError
 ) -> UIPart:
     prepared.result.error = error
-    # ERROR for what would have been a 5xx before the stream began (the alert counts these);
-    # a refusal the user caused (a cap, the quota) is ordinary.
-    logger.log(
-        logging.ERROR if error.status >= 500 else logging.INFO,
-        "reply ended with an error part (%s)",
-        error.code,
-        extra={"event": STREAM_ERROR_EVENT, "error_code": error.code, "error_status": error.status},
-    )
+    log_stream_error(logger, error.code, error.status)  # the request log says 200
     if isinstance(error, TransientModelError):
         text = f"The model is unavailable right now ({error.message})."
     elif isinstance(error, StaleTurnError):

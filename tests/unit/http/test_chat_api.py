@@ -10,9 +10,9 @@ import httpx
 import pytest
 from google.genai import errors as genai_errors
 
-from confidant.chat.service import STREAM_ERROR_EVENT
 from confidant.models.retry import RetryingLlm
 from confidant.observability.logs import CloudLoggingFormatter
+from confidant.observability.stream_errors import STREAM_ERROR_EVENT
 from confidant.sessions.records import SessionKey
 from tests.support.scripted_model import ScriptedLlm
 from tests.support.sse import of_type, parse_frames, streamed_text
