@@ -91,6 +91,7 @@ async def test_bad_input_gets_a_reason_and_stores_nothing(make_client) -> None:
         (json.dumps({"message": "hi", "locale": "fr"}).encode(), 400),
         (json.dumps({"messages": []}).encode(), 400),
         (json.dumps({"message": "y" * 3000}).encode(), 413),
+        (b"[" * 1500, 400),  # deeper than the parser goes: the client's error, not a 500
     ]
     for raw, status in cases:
         response = await client.post(
