@@ -29,7 +29,7 @@ import agents
 from agents.registry import Route
 from confidant import web
 from confidant.bootstrap import Runtime
-from confidant.chat.human_loop import pause_parts
+from confidant.chat.human_loop import stored_pause_parts
 from confidant.chat.requests import ChatBody, ChatRequest, parse_chat_request
 from confidant.errors import ConfidantError, ForbiddenError, NotFoundError
 from confidant.http import admin, artifacts, me, profile, resume, schemas, usage
@@ -43,7 +43,7 @@ from confidant.http.routing import (
     validated_body,
     validated_params,
 )
-from confidant.sessions.records import SessionKey, SessionRecord, from_oldest_pending_call
+from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.streaming.parts import ChatReply, stream_part_model
 from confidant.streaming.ui_stream import DONE_FRAME, HEADERS, sse_frame
 
@@ -309,17 +309,12 @@ async def _get_session(call: Call) -> Response:
 
 
 def _pauses(record: SessionRecord) -> list[dict[str, Any]]:
-    """The pause parts of the session's paused run (the tail keeps every pending call; only
-    the events from the oldest one on are parsed, none when nothing waits)."""
+    """The pause parts of the session's paused run."""
     try:
         spec = agents.app_spec(record.key.app)
     except agents.UnknownAppError:
         return []
-    if spec.human_loop is None:
-        return []
-    waiting = from_oldest_pending_call(record.tail)
-    events = [Event.model_validate_json(stored["json"]) for stored in waiting]
-    return [dict(part) for part in pause_parts(spec, events, record.state)]
+    return [dict(part) for part in stored_pause_parts(spec, record)]
 
 
 async def _delete_session(call: Call) -> Response:
