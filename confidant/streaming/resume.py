@@ -68,11 +68,12 @@ class StreamEnding:
 
 
 # The turn's process died before its commit: the message is lost, as in a failed turn.
-DIED = StreamEnding(INTERRUPTED, "reply_interrupted", 500)
+TURN_DIED = StreamEnding(INTERRUPTED, "reply_interrupted", 500)
 # It died after its commit, before its last parts were logged: the whole reply is saved.
-DIED_SAVED = StreamEnding(INTERRUPTED_SAVED, "reply_interrupted_saved", 500)
-# The recording stops short (its bounds, a failed write) or a newer turn replaced it.
-NOT_RECORDED = StreamEnding(CUT_SHORT, "stream_cut_short", 410)
+TURN_DIED_SAVED = StreamEnding(INTERRUPTED_SAVED, "reply_interrupted_saved", 500)
+# The recording stops short (its bounds, a failed write) or a newer turn replaced it: the rest
+# of this stream is gone (410), the reply itself is saved; no server failure, so INFO.
+STREAM_CUT_SHORT = StreamEnding(CUT_SHORT, "stream_cut_short", 410)
 
 
 class StreamResumer:
@@ -124,7 +125,7 @@ class StreamResumer:
             read += len(batch)
             if head.status != "active":
                 if head.truncated or read < head.part_count:
-                    yield _end_with(NOT_RECORDED)
+                    yield _end_with(STREAM_CUT_SHORT)
                 return
             if batch:
                 stall.progress()
@@ -135,7 +136,7 @@ class StreamResumer:
             # The head first, then the parts: the last batch is written with the final head.
             latest = await self._log.latest(key)  # type: ignore[union-attr]
             if latest is None or latest.turn_id != head.turn_id:
-                yield _end_with(NOT_RECORDED)  # deleted, or a newer turn replaced it
+                yield _end_with(STREAM_CUT_SHORT)  # deleted, or a newer turn replaced it
                 return
             head = latest
 
@@ -173,7 +174,7 @@ class _StallWatch:
         self._free_checks += 1
         if self._free_checks < 2:
             return None
-        return DIED_SAVED if committed else DIED
+        return TURN_DIED_SAVED if committed else TURN_DIED
 
 
 def _end_with(ending: StreamEnding) -> str:
