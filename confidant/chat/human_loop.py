@@ -9,7 +9,9 @@ safely stored, and listed as whole parts under `pauses` in a JSON response.
   the function responses that resume a paused run; an answer that fits nothing pending is a
   400, checked before anything is streamed.
 * `pause_parts`: after the run, each call still pending becomes the app's data part
-  (e.g. `data-human-input-needed`), so the client knows what the run waits for.
+  (e.g. `data-human-input-needed`), so the client knows what the run waits for;
+  `stored_pause_parts`, the same of a stored session, lets a reloaded page (`GET
+  /v1/sessions/{id}`, `pauses`) and a resent message's replay ask again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from agents.human_loop import HumanLoopError, pending_calls
 from agents.human_loop import resume_message as _content
 from agents.registry import AppSpec
 from confidant.errors import BadRequestError
+from confidant.sessions.records import SessionRecord, from_oldest_pending_call
 from confidant.streaming.ui_stream import UIPart, data_part
 
 
@@ -40,13 +43,9 @@ def resume_message(spec: AppSpec, turn: TurnContext, session: Session) -> types.
     return _content(responses) if responses else None
 
 
-def pause_parts(spec: AppSpec, session: Session) -> list[UIPart]:
-    """Data parts for the calls the run is left waiting on."""
-    return pending_parts(spec, session.events, session.state)
-
-
-def pending_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, Any]) -> list[UIPart]:
-    """`pause_parts` of stored events and state (a session read back, e.g. after a reload)."""
+def pause_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, Any]) -> list[UIPart]:
+    """Data parts for the calls the run is left waiting on, from the session's events and state
+    (the turn's session after its run, or a session read back, e.g. after a reload)."""
     if spec.human_loop is None:
         return []
     parts = []
@@ -56,3 +55,13 @@ def pending_parts(spec: AppSpec, events: Sequence[Event], state: Mapping[str, An
             name, data = announced
             parts.append(data_part(name, data))
     return parts
+
+
+def stored_pause_parts(spec: AppSpec, record: SessionRecord) -> list[UIPart]:
+    """`pause_parts` of a stored session (its tail keeps every pending call): only the events
+    from the oldest pending call on are parsed, none when nothing waits."""
+    if spec.human_loop is None:
+        return []
+    waiting = from_oldest_pending_call(record.tail)
+    events = [Event.model_validate_json(stored["json"]) for stored in waiting]
+    return pause_parts(spec, events, record.state)

@@ -16,9 +16,11 @@ carry `message_id` — recorded in the committed turn itself, in the user event'
   dozens of later turns. An id older than the tail is treated as a new message.
 
 A resend of a committed message gets the committed reply, streamed again as an ordinary reply
-(`data-replay` marks it), without a model call, without a second copy, and without counting
-against the daily quota (the original turn was counted; a resend past the quota is still
-replayed, found by one session read without the lease: a committed turn no longer changes).
+(`data-replay` marks it) with the pause parts of what the session waits for now (a paused run's
+questions: the original's client may never have seen them), without a model call, without a
+second copy, and without counting against the daily quota (the original turn was counted; a
+resend past the quota is still replayed, found by one session read without the lease: a
+committed turn no longer changes).
 A resend whose id matches a stored message with other text is refused (400): ids name one
 message. (An answer that resumed a paused run is stored as the call's function response, in the
 app's shape: its resend is recognised by the id alone.)
@@ -150,4 +152,5 @@ class ReplayedTurn:
                 {"type": "text-delta", "id": text_id, "delta": self._found.reply},
                 {"type": "text-end", "id": text_id},
             ]
-        return [*parts, {"type": "finish"}]
+        # What the session waits for (a paused run's questions), as after the original turn.
+        return [*parts, *self.result.pauses, {"type": "finish"}]

@@ -52,7 +52,7 @@ from confidant.chat.context import (
     RecentMemoriesSource,
     load_context,
 )
-from confidant.chat.human_loop import pause_parts, resume_message
+from confidant.chat.human_loop import pause_parts, resume_message, stored_pause_parts
 from confidant.chat.idempotency import CommittedReply, ReplayedTurn, mark_message, replay_of
 from confidant.chat.memory import TurnMemoryService
 from confidant.chat.requests import ChatRequest
@@ -71,6 +71,7 @@ from confidant.errors import (
 from confidant.jobs.effects import job_id
 from confidant.models.retry import RetryNotice, retry_listener
 from confidant.observability import TURN_SPAN, tracer
+from confidant.observability.stream_errors import log_stream_error
 from confidant.ports import JobBus, JobRecord
 from confidant.profiles.draft import ProfileDraft
 from confidant.profiles.source import PROFILE
@@ -84,9 +85,6 @@ from confidant.streaming.stream_log import StreamLogWriter
 from confidant.streaming.ui_stream import EventTranslator, UIPart, data_part, error_part
 
 logger = logging.getLogger(__name__)
-# The `event` field of the log line each failed reply writes: its stream had begun, so the
-# request log says 200 and only this line tells the alert (infra monitoring.tf) it failed.
-STREAM_ERROR_EVENT = "chat_stream_error"
 
 _END = object()
 PROTOCOL_PROGRESS = "protocol-progress"
@@ -200,7 +198,7 @@ class ChatService:
                             ),
                         )
                     except QuotaExceededError:
-                        prepared = await self._replay_unleased(key, request)
+                        prepared = await self._replay_unleased(key, request, spec)
                         if prepared is None:
                             raise
                 if prepared is None:
@@ -282,11 +280,12 @@ class ChatService:
             loaded=loaded,
         )
         try:  # whatever the app's hooks refuse, the lease is released before the 4xx
-            replayed = replay_of(leased.loaded.record.tail, request.message, request.message_id)
+            record = leased.loaded.record
+            replayed = replay_of(record.tail, request.message, request.message_id)
             if replayed is not None:
                 # A resend of a message already committed: its reply again, no model call.
                 await self.sessions.release(leased)
-                return _replayed(key, request, replayed)
+                return _replayed(key, request, replayed, stored_pause_parts(spec, record))
             message = resume_message(spec, context, leased.session)
             prelude = TurnPrelude()
             if spec.before_run is not None:
@@ -306,7 +305,9 @@ class ChatService:
         with contextlib.suppress(StoreUnavailableError):  # then it expires
             await _within(self.sessions.release(lease.result()), self.policy.store_timeout_s)
 
-    async def _replay_unleased(self, key: SessionKey, request: ChatRequest) -> ReplayedTurn | None:
+    async def _replay_unleased(
+        self, key: SessionKey, request: ChatRequest, spec: AppSpec
+    ) -> ReplayedTurn | None:
         """Past the quota, a resend of a message committed before it ran out still gets its
         reply: one session read, no lease (a committed turn no longer changes), else None."""
         if request.message_id is None or request.session_id is None:
@@ -317,8 +318,11 @@ class ChatService:
             return None  # the quota's 429 stands
         if loaded is None:
             return None
-        found = replay_of(loaded.record.tail, request.message, request.message_id)
-        return None if found is None else _replayed(key, request, found)
+        record = loaded.record
+        found = replay_of(record.tail, request.message, request.message_id)
+        if found is None:
+            return None
+        return _replayed(key, request, found, stored_pause_parts(spec, record))
 
     def _context_names(self, spec: AppSpec) -> tuple[str, ...]:
         # Every app's turn also loads its agent config (the agent registry), when deployed.
@@ -447,7 +451,7 @@ class PreparedTurn:
                             interrupted = keep_partial(turn, translator, self._message)
                     for part in translator.finish():
                         emit(part)
-                    pauses = pause_parts(self._spec, turn.session)
+                    pauses = pause_parts(self._spec, turn.session.events, turn.session.state)
                     jobs = self._jobs(translator.reply)
                     draft = self._profile_draft()
                     with tracer.start_as_current_span("confidant.commit"):
@@ -628,9 +632,12 @@ class PreparedTurn:
             logger.exception("publishing post-turn jobs failed (session %s)", self.session_id)
 
 
-def _replayed(key: SessionKey, request: ChatRequest, found: CommittedReply) -> ReplayedTurn:
+def _replayed(
+    key: SessionKey, request: ChatRequest, found: CommittedReply, pauses: list[UIPart]
+) -> ReplayedTurn:
+    """The committed reply again, with what the session waits for now (its pause parts)."""
     assert request.message_id is not None  # a committed reply is found by its message id
-    result = TurnResult(session_id=key.session_id, text=found.reply)
+    result = TurnResult(session_id=key.session_id, text=found.reply, pauses=pauses)
     return ReplayedTurn(result, request.app, request.message_id, found)
 
 
@@ -668,14 +675,7 @@ def from_error(
     prepared: PreparedTurn, translator: EventTranslator, error: ConfidantError
 ) -> UIPart:
     prepared.result.error = error
-    # ERROR for what would have been a 5xx before the stream began (the alert counts these);
-    # a refusal the user caused (a cap, the quota) is ordinary.
-    logger.log(
-        logging.ERROR if error.status >= 500 else logging.INFO,
-        "reply ended with an error part (%s)",
-        error.code,
-        extra={"event": STREAM_ERROR_EVENT, "error_code": error.code, "error_status": error.status},
-    )
+    log_stream_error(logger, error.code, error.status)  # the request log says 200
     if isinstance(error, TransientModelError):
         text = f"The model is unavailable right now ({error.message})."
     elif isinstance(error, StaleTurnError):

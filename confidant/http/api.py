@@ -29,7 +29,7 @@ import agents
 from agents.registry import Route
 from confidant import web
 from confidant.bootstrap import Runtime
-from confidant.chat.human_loop import pending_parts
+from confidant.chat.human_loop import stored_pause_parts
 from confidant.chat.requests import ChatBody, ChatRequest, parse_chat_request
 from confidant.errors import ConfidantError, ForbiddenError, NotFoundError
 from confidant.http import admin, artifacts, me, profile, resume, schemas, usage
@@ -309,15 +309,12 @@ async def _get_session(call: Call) -> Response:
 
 
 def _pauses(record: SessionRecord) -> list[dict[str, Any]]:
-    """The pause parts of the session's paused run (the tail keeps every pending call)."""
+    """The pause parts of the session's paused run."""
     try:
         spec = agents.app_spec(record.key.app)
     except agents.UnknownAppError:
         return []
-    if spec.human_loop is None:
-        return []
-    events = [Event.model_validate_json(stored["json"]) for stored in record.tail]
-    return [dict(part) for part in pending_parts(spec, events, record.state)]
+    return [dict(part) for part in stored_pause_parts(spec, record)]
 
 
 async def _delete_session(call: Call) -> Response:

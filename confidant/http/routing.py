@@ -120,6 +120,8 @@ async def read_json(request: Request, limit: int) -> Any:
         raise BadRequestError(f"the body is not valid JSON: {exc}") from exc
     except UnicodeEncodeError as exc:
         raise BadRequestError(f"the body is not valid Unicode text: {exc.reason}") from exc
+    except RecursionError:  # e.g. 10 KB of `[`: the parser's depth, not a server fault
+        raise BadRequestError("the body's JSON is nested too deeply") from None
     request.state.json_body = (len(body), parsed)
     return parsed
 

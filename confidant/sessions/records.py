@@ -249,6 +249,13 @@ def shrink_event(event_json: str, max_bytes: int) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
+def from_oldest_pending_call(tail: list[StoredEvent]) -> list[StoredEvent]:
+    """The tail's events from its oldest unanswered long-running call on (none when nothing
+    waits): every pending call and every response to one is among them, so they alone say what
+    a paused run waits for, without parsing the whole tail."""
+    return tail[_first_pending_call_index(tail) :]
+
+
 def window_of(tail: list[StoredEvent], window: int) -> list[StoredEvent]:
     """The events a turn hands the model: the last `window`, from the oldest pending call on."""
     start = min(max(0, len(tail) - window), _first_pending_call_index(tail))

@@ -15,19 +15,25 @@ What a resume returns, in order of preference:
 3. Otherwise nothing (the endpoint answers 204).
 
 A stream whose turn died (its process killed: the head stays `active` while nobody holds the
-session's lease) ends with an `error` part instead of waiting forever.
+session's lease) ends with an `error` part instead of waiting forever. Every `error` part a
+resume ends with is logged like a failed turn's (confidant/observability/stream_errors.py): a
+turn that died is the server's failure, which the alert on failed replies counts; a recording
+that cannot be followed to its end (the reply itself is saved) is only noted.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 
 from google.adk.events import Event
 
 from confidant.errors import NotFoundError
+from confidant.observability.stream_errors import log_stream_error
 from confidant.ports import StreamHead, StreamLog
 from confidant.sessions.records import SessionKey, SessionRecord
 from confidant.sessions.store import SessionStore
@@ -47,6 +53,27 @@ INTERRUPTED_SAVED = "The reply was interrupted here; the whole reply is saved in
 CUT_SHORT = (
     "The rest of this reply cannot be resumed here; the whole reply is saved in the conversation."
 )
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class StreamEnding:
+    """How a resumed stream ends when its reply cannot: the `error` part's text and code, and
+    the status the failure stands for (a 5xx is the server's: the alert counts it)."""
+
+    text: str
+    code: str
+    status: int
+
+
+# The turn's process died before its commit: the message is lost, as in a failed turn.
+TURN_DIED = StreamEnding(INTERRUPTED, "reply_interrupted", 500)
+# It died after its commit, before its last parts were logged: the whole reply is saved.
+TURN_DIED_SAVED = StreamEnding(INTERRUPTED_SAVED, "reply_interrupted_saved", 500)
+# The recording stops short (its bounds, a failed write) or a newer turn replaced it: the rest
+# of this stream is gone (410), the reply itself is saved; no server failure, so INFO.
+STREAM_CUT_SHORT = StreamEnding(CUT_SHORT, "stream_cut_short", 410)
 
 
 class StreamResumer:
@@ -98,18 +125,18 @@ class StreamResumer:
             read += len(batch)
             if head.status != "active":
                 if head.truncated or read < head.part_count:
-                    yield encode_part(error_part(CUT_SHORT))
+                    yield _end_with(STREAM_CUT_SHORT)
                 return
             if batch:
                 stall.progress()
             elif ended := await stall.ended(head):
-                yield encode_part(error_part(ended))
+                yield _end_with(ended)
                 return
             await asyncio.sleep(self._policy.poll_s)
             # The head first, then the parts: the last batch is written with the final head.
             latest = await self._log.latest(key)  # type: ignore[union-attr]
             if latest is None or latest.turn_id != head.turn_id:
-                yield encode_part(error_part(CUT_SHORT))  # deleted, or a newer turn replaced it
+                yield _end_with(STREAM_CUT_SHORT)  # deleted, or a newer turn replaced it
                 return
             head = latest
 
@@ -135,8 +162,8 @@ class _StallWatch:
         self._last_progress = time.monotonic()
         self._free_checks = 0
 
-    async def ended(self, head: StreamHead) -> str | None:
-        """The error text once the turn is known dead, else None (keep waiting)."""
+    async def ended(self, head: StreamHead) -> StreamEnding | None:
+        """How the stream ends once its turn is known dead, else None (keep waiting)."""
         stall_s = self._resumer.stall_s
         if time.monotonic() - self._last_progress < stall_s * (self._free_checks + 1):
             return None
@@ -147,7 +174,13 @@ class _StallWatch:
         self._free_checks += 1
         if self._free_checks < 2:
             return None
-        return INTERRUPTED_SAVED if committed else INTERRUPTED
+        return TURN_DIED_SAVED if committed else TURN_DIED
+
+
+def _end_with(ending: StreamEnding) -> str:
+    """The encoded `error` part that ends a resumed stream, logged (the request log says 200)."""
+    log_stream_error(logger, ending.code, ending.status)
+    return encode_part(error_part(ending.text, ending.code))
 
 
 async def _iterate(parts: list[str]) -> AsyncIterator[str]:

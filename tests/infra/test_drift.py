@@ -44,8 +44,8 @@ from typing import Any
 
 import pytest
 
-from confidant.chat.service import STREAM_ERROR_EVENT
 from confidant.jobs import topic_id
+from confidant.observability.stream_errors import STREAM_ERROR_EVENT
 from confidant.settings import Settings
 from tests.support import terraform as tf
 from tests.support.firestore_queries import VECTOR, Query, queries_in, queries_in_source
@@ -370,7 +370,8 @@ def test_chat_keeps_cpu_for_turns_whose_client_hung_up() -> None:
 
 def test_the_failed_reply_alert_counts_the_line_the_chat_service_writes() -> None:
     """An `error` part inside a 200 stream shows in no request-log status: the metric must match
-    the line confidant/chat/service.py writes for it (its event, its level, its code field)."""
+    the line the chat service writes for it (confidant/observability/stream_errors.py: its event,
+    its level, its code field)."""
     metric = resource_body("google_logging_metric", "chat_stream_errors")
     log_filter = metric["filter"].replace('\\"', '"')
     assert f'jsonPayload.event="{STREAM_ERROR_EVENT}"' in log_filter

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+
+import pytest
 
 from confidant.chat.requests import ChatRequest
+from confidant.observability.logs import CloudLoggingFormatter
+from confidant.observability.stream_errors import STREAM_ERROR_EVENT
 from confidant.ports import StreamHead
-from confidant.sessions.records import SessionKey
-from confidant.streaming.resume import INTERRUPTED, StreamResumer
+from confidant.sessions.records import SessionKey, TurnWrite
+from confidant.streaming.resume import CUT_SHORT, INTERRUPTED, INTERRUPTED_SAVED, StreamResumer
 from confidant.streaming.stream_log import StreamLogPolicy, StreamRecorder
 from tests.support.sse import of_type, parse_frames, streamed_text
 
@@ -134,7 +139,17 @@ async def test_a_failing_log_never_fails_the_turn(make_client) -> None:
     assert streamed_text(parse_frames(replayed.text)[0]) == streamed_text(parts)
 
 
-async def test_a_turn_that_died_mid_stream_ends_with_an_error(make_client) -> None:
+@pytest.mark.parametrize(
+    ("saved", "text", "code"),
+    [
+        (False, INTERRUPTED, "reply_interrupted"),
+        (True, INTERRUPTED_SAVED, "reply_interrupted_saved"),
+    ],
+    ids=["before-its-commit", "after-its-commit"],
+)
+async def test_a_turn_that_died_mid_stream_ends_with_an_error_the_alert_counts(
+    make_client, caplog: pytest.LogCaptureFixture, saved: bool, text: str, code: str
+) -> None:
     client, runtime = make_client()
     key = SessionKey("resumer", "onemind", "dead")
     async with client:
@@ -145,12 +160,56 @@ async def test_a_turn_that_died_mid_stream_ends_with_an_error(make_client) -> No
         recorder.record({"type": "start", "messageId": "msg-dead"})
         await asyncio.sleep(0.1)
         recorder.task.cancel()
+        if saved:  # the turn had committed before it died
+            record = (await runtime.store.load(key)).record
+            await runtime.store.commit(key, TurnWrite(record.revision, now=_now()))
         resumer = StreamResumer(log, runtime.store, StreamLogPolicy(poll_s=0.05), stall_s=0.1)
         parts = await resumer.open(key)
         assert parts is not None
-        got = [json.loads(encoded) async for encoded in parts]
+        with caplog.at_level(logging.INFO, logger="confidant"):
+            got = [json.loads(encoded) async for encoded in parts]
     assert got[0] == {"type": "start", "messageId": "msg-dead"}
-    assert got[-1] == {"type": "error", "errorText": INTERRUPTED}
+    assert got[-1] == {"type": "error", "errorText": text, "code": code}
+    # The resume's response is a 200 like the turn's: the alert on failed replies (infra
+    # monitoring.tf, chat_stream_errors: ERROR lines) learns of the dead turn from this line.
+    (line,) = _stream_error_lines(caplog)
+    assert line.levelno == logging.ERROR
+    entry = json.loads(CloudLoggingFormatter("p").format(line))
+    assert entry["error_code"] == code and entry["error_status"] == 500
+
+
+async def test_a_stream_replaced_by_a_newer_turn_ends_with_an_error_the_alert_ignores(
+    make_client, caplog: pytest.LogCaptureFixture
+) -> None:
+    client, runtime = make_client()
+    key = SessionKey("resumer", "onemind", "replaced")
+    async with client:
+        await _chat(client, "replaced")
+        log = runtime.resumer._log  # type: ignore[union-attr]
+        first = StreamRecorder(log, key, StreamLogPolicy(flush_s=0.01), now=_now())
+        first.record({"type": "start", "messageId": "msg-first"})
+        await asyncio.sleep(0.1)
+        resumer = StreamResumer(log, runtime.store, StreamLogPolicy(poll_s=0.05), stall_s=5)
+        parts = await resumer.open(key)  # follows the first turn's stream
+        assert parts is not None
+        newer = StreamRecorder(log, key, StreamLogPolicy(flush_s=0.01), now=_now())
+        newer.record({"type": "start", "messageId": "msg-newer"})
+        await asyncio.sleep(0.1)
+        with caplog.at_level(logging.INFO, logger="confidant"):
+            got = [json.loads(encoded) async for encoded in parts]
+        for recorder in (first, newer):
+            recorder.task.cancel()
+    assert got == [
+        {"type": "start", "messageId": "msg-first"},
+        {"type": "error", "errorText": CUT_SHORT, "code": "stream_cut_short"},
+    ]
+    # The reply is saved in the conversation: noted, but not a failed reply.
+    (line,) = _stream_error_lines(caplog)
+    assert line.levelno == logging.INFO and line.error_code == "stream_cut_short"  # type: ignore[attr-defined]
+
+
+def _stream_error_lines(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if getattr(r, "event", None) == STREAM_ERROR_EVENT]
 
 
 async def _settled(runtime, key: SessionKey) -> StreamHead:  # type: ignore[no-untyped-def]

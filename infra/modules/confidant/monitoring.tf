@@ -22,8 +22,9 @@ resource "google_logging_metric" "chat_requests" {
 
 # A reply that fails after its stream began ends with an `error` part in a 200 response, which
 # the request log's status never shows. The chat service writes one structured line for each
-# (confidant/chat/service.py, STREAM_ERROR_EVENT): severity ERROR when the failure is the
-# server's (what would have been a 5xx before the stream), with its stable code.
+# (confidant/observability/stream_errors.py, STREAM_ERROR_EVENT), from a failed turn and from a
+# resumed stream whose turn died: severity ERROR when the failure is the server's (what would
+# have been a 5xx before the stream), with its stable code.
 resource "google_logging_metric" "chat_stream_errors" {
   project = var.project_id
   name    = "${var.name_prefix}-chat-stream-errors"
@@ -36,7 +37,7 @@ resource "google_logging_metric" "chat_stream_errors" {
     labels {
       key         = "error_code"
       value_type  = "STRING"
-      description = "the error part's code, e.g. model_unavailable, commit_outcome_unknown"
+      description = "the error part's code, e.g. model_unavailable, commit_outcome_unknown, reply_interrupted"
     }
   }
   label_extractors = {
@@ -58,7 +59,7 @@ resource "google_monitoring_alert_policy" "chat_failure_ratio" {
       title     = "failed replies above ${var.chat_5xx_alert_ratio * 100}%"
       condition = "replies ended by a server error part / all requests over 5 minutes"
       metric    = google_logging_metric.chat_stream_errors.name
-      content   = "More than ${var.chat_5xx_alert_ratio * 100}% of chat requests ended their reply with a server error after the stream began (an `error` part; the request log says 200). The metric's `error_code` label says which (e.g. `model_unavailable`: the model provider; `commit_outcome_unknown`: Firestore). Check the service's log lines with `jsonPayload.event=\"chat_stream_error\"` and consider rolling back (docs/deploy.md, Roll back)."
+      content   = "More than ${var.chat_5xx_alert_ratio * 100}% of chat requests ended their reply with a server error after the stream began (an `error` part; the request log says 200). The metric's `error_code` label says which (e.g. `model_unavailable`: the model provider; `commit_outcome_unknown`: Firestore; `reply_interrupted` / `reply_interrupted_saved`: an instance died mid-reply, seen by the client's resumed stream). Check the service's log lines with `jsonPayload.event=\"chat_stream_error\"` and consider rolling back (docs/deploy.md, Roll back)."
     }
   }
 

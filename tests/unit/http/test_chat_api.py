@@ -10,9 +10,9 @@ import httpx
 import pytest
 from google.genai import errors as genai_errors
 
-from confidant.chat.service import STREAM_ERROR_EVENT
 from confidant.models.retry import RetryingLlm
 from confidant.observability.logs import CloudLoggingFormatter
+from confidant.observability.stream_errors import STREAM_ERROR_EVENT
 from confidant.sessions.records import SessionKey
 from tests.support.scripted_model import ScriptedLlm
 from tests.support.sse import of_type, parse_frames, streamed_text
@@ -91,6 +91,7 @@ async def test_bad_input_gets_a_reason_and_stores_nothing(make_client) -> None:
         (json.dumps({"message": "hi", "locale": "fr"}).encode(), 400),
         (json.dumps({"messages": []}).encode(), 400),
         (json.dumps({"message": "y" * 3000}).encode(), 413),
+        (b"[" * 1500, 400),  # deeper than the parser goes: the client's error, not a 500
     ]
     for raw, status in cases:
         response = await client.post(

@@ -124,3 +124,24 @@ async def test_a_resent_answer_to_a_paused_run_replays_its_reply(make_client) ->
     assert again.text == answered.text
     stored = await client.get(f"/v1/sessions/w?app={APP}", headers=ALICE)
     assert len(stored.json()["events"]) == events  # nothing stored twice
+
+
+async def test_a_resent_message_whose_run_paused_says_again_what_it_waits_for(make_client) -> None:
+    # A client resends after `commit_outcome_unknown`; the turn was stored and paused. The
+    # replay must ask the question again, or the page shows no prompt and the run waits forever.
+    from tests.support.taskflow import APP, INPUT_NEEDED, REQUEST, as_turn, body
+
+    client, _ = make_client()
+    sent = body("p", REQUEST) | {"message_id": "m-1"}
+    asked = as_turn(await _send(client, sent))
+    question = of_type(asked.parts, INPUT_NEEDED)
+    assert question and not of_type(asked.parts, "data-replay")
+
+    again = as_turn(await _send(client, sent))
+    assert again.one("data-replay") == {"messageId": "m-1"}
+    assert of_type(again.parts, INPUT_NEEDED) == question
+    assert again.kinds()[-1] == "finish"
+    as_json = await _send(client, sent, accept="application/json")
+    assert as_json.json()["pauses"] == question
+    stored = await client.get(f"/v1/sessions/p?app={APP}", headers=ALICE)
+    assert stored.json()["pauses"] == question  # the same question the session waits on

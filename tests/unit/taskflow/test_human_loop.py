@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import json
+import random
 import time
 
 from google.adk.events import Event
 from google.genai import types
 
 from agents.human_loop import pending_calls
-from confidant.sessions.records import SessionKey, TurnWrite, window_of
+from confidant.sessions.records import (
+    SessionKey,
+    TurnWrite,
+    from_oldest_pending_call,
+    window_of,
+)
 from tests.support.taskflow import (
     APP,
     CONFIRMATION_NEEDED,
@@ -133,3 +139,50 @@ async def test_a_session_read_back_says_what_its_paused_run_waits_for(make_clien
     assert onemind.status_code == 200
     stored = (await client.get("/v1/sessions/o", params={"app": "onemind"}, headers=headers)).json()
     assert stored["pauses"] == []
+
+
+def _stored(seq: int, event: Event) -> dict[str, object]:
+    return {"seq": seq, "json": event.model_dump_json(exclude_none=True)}
+
+
+def _call(call_id: str, *, long_running: bool) -> Event:
+    call = types.Part(function_call=types.FunctionCall(id=call_id, name="ask", args={"q": call_id}))
+    return Event(
+        author="taskflow",
+        invocation_id="run",
+        content=types.Content(role="model", parts=[call]),
+        long_running_tool_ids={call_id} if long_running else None,
+    )
+
+
+def _response(call_id: str) -> Event:
+    answer = types.FunctionResponse(id=call_id, name="ask", response={"answer": "yes"})
+    return Event(
+        author="user",
+        invocation_id="run",
+        content=types.Content(role="user", parts=[types.Part(function_response=answer)]),
+    )
+
+
+def test_the_events_from_the_oldest_pending_call_say_what_the_whole_tail_waits_for():
+    # GET /v1/sessions/{id} parses only these events for its `pauses`: the answer must be the
+    # whole tail's, in the same order, for tails of calls, answers and chatter in any order.
+    rng = random.Random(7)
+    for _ in range(300):
+        events: list[Event] = []
+        issued: list[str] = []
+        for index in range(rng.randint(0, 30)):
+            roll = rng.random()
+            if roll < 0.3:
+                events.append(Event(author="user", content=types.UserContent(f"note {index}")))
+            elif roll < 0.6 or not issued:
+                issued.append(f"call-{index}")
+                events.append(_call(issued[-1], long_running=rng.random() < 0.7))
+            else:
+                events.append(_response(rng.choice(issued)))
+        tail = [_stored(seq, event) for seq, event in enumerate(events)]
+        waiting = from_oldest_pending_call(tail)
+        whole = pending_calls(events)
+        assert pending_calls([Event.model_validate_json(s["json"]) for s in waiting]) == whole
+        if not whole:
+            assert waiting == []  # nothing waits: nothing to parse
