@@ -31,6 +31,14 @@ class MethodNotAllowedError(ConfidantError):
     status = 405
     code = "method_not_allowed"
 
+    def __init__(self, allowed: list[str]) -> None:
+        super().__init__(f"use {' or '.join(allowed)}")
+        self.allowed = allowed
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"allow": ", ".join(self.allowed)}  # a 405 must say what is allowed (RFC 9110)
+
 
 @dataclass(frozen=True)
 class Call:
@@ -84,7 +92,7 @@ def find_route(
 
 
 def method_not_allowed(serving: list[Route]) -> MethodNotAllowedError:
-    return MethodNotAllowedError(f"use {' or '.join(sorted({r.method for r in serving}))}")
+    return MethodNotAllowedError(sorted({r.method for r in serving}))
 
 
 def validated_params(route: Route, request: Request, found: re.Match[str]) -> BaseModel:

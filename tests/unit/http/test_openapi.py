@@ -180,7 +180,9 @@ async def test_one_route_declaration_is_served_validated_and_documented(
         response = await client.post(url, json=body, headers=ALICE)
         assert response.status_code == 400 and reason in response.json()["error"]["message"]
     assert (await client.post("/v1/echo/ABC", json={"word": "a"}, headers=ALICE)).status_code == 404
-    assert (await client.get("/v1/echo/abc", headers=ALICE)).status_code == 405
+    wrong_method = await client.get("/v1/echo/abc", headers=ALICE)
+    assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "POST"
+    assert wrong_method.json()["error"]["message"] == "use POST"
     assert (await client.post("/v1/echo/abc", json={"word": "a"})).status_code == 401
     document = await _document(client)
     operation = document["paths"]["/v1/echo/{id}"]["post"]
