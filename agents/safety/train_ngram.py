@@ -81,6 +81,8 @@ TRAINING_SETS = (
     "crisis_train17_zh.jsonl",
     "crisis_train18_en.jsonl",
     "crisis_train18_zh.jsonl",
+    "crisis_train19_en.jsonl",
+    "crisis_train19_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
@@ -104,6 +106,8 @@ ORDINARY_SETS = (
     "crisis_ordinary17_zh.jsonl",
     "crisis_ordinary18_en.jsonl",
     "crisis_ordinary18_zh.jsonl",
+    "crisis_ordinary19_en.jsonl",
+    "crisis_ordinary19_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
     "crisis_former_heldout5_ordinary.jsonl",
 )
