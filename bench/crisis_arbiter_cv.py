@@ -13,7 +13,7 @@ models are trained on the other folds and score the fold's cases the lexicon fir
 language and tier (wishes and words alone; means, methods, plans, farewells, self-harm), the
 level is the highest at which at most the tier's budget of the lexicon's risky catches would
 be lost (`VETO_MISS_BUDGET`, `STRICT_VETO_MISS_BUDGET`), chosen as `choose_vetoes` does on the
-pooled fold scores: from `VETO_LEVELS` (today's rule) or exactly (the score of the risky catch
+pooled fold scores: from `VETO_LEVELS` (the rule) or exactly (the score of the risky catch
 just past the budget, which no grid can beat); "nested" chooses each fold's level on the other
 folds' scores only and counts on the fold, an estimate of what a level does on new data.
 Training data only: no held-out set is read beyond `unseen_cases` dropping their duplicates.
@@ -56,6 +56,8 @@ from agents.safety.train_ngram import (
 
 Scores = dict[int, float]  # case index -> probability of risk (low: the lexicon is held back)
 TIERS = ((False, "wishes"), (True, "strict"))
+# The levels session 9's veto chose from (0.001 the lowest), next to today's.
+SESSION_9_LEVELS = tuple(level for level in VETO_LEVELS if level >= 0.001)
 
 
 @dataclass(frozen=True)
@@ -258,8 +260,9 @@ def main() -> None:
         flush=True,
     )
     veto = folds.veto_scores()
-    show("today's veto, VETO_LEVELS", folds.measure(veto, VETO_LEVELS))
-    show("today's veto, exact level", folds.measure(veto, None))
+    show("the veto, session 9's levels", folds.measure(veto, SESSION_9_LEVELS))
+    show("the veto, VETO_LEVELS", folds.measure(veto, VETO_LEVELS))
+    show("the veto, exact level", folds.measure(veto, None))
     for arbiter in ARBITERS:
         whole, window = folds.arbiter_scores(arbiter)
         show(f"{arbiter.name}: whole view", folds.measure(whole, None))
