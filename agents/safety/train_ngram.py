@@ -152,7 +152,28 @@ VETO_MISS_BUDGET = 0.005
 # risky catches of those (a budget of none let one case in 1,540 switch the tier off).
 STRICT_VETO_MISS_BUDGET = 0.001
 VETO_FOLDS = 5
-VETO_LEVELS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08, 0.1, 0.15, 0.2, 0.3)
+# Levels under 0.001 for the strict tier: with 0.001 the lowest, two risky catches scored under
+# it (the budget is one) switched the Chinese tier off at one seed and not at another (session
+# 10, docs/safety.md). A lower level is tried first, so it never lowers a tier's choice.
+VETO_LEVELS = (
+    0.0001,
+    0.0002,
+    0.0003,
+    0.0005,
+    0.0007,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.02,
+    0.03,
+    0.05,
+    0.08,
+    0.1,
+    0.15,
+    0.2,
+    0.3,
+)
 # Chosen by 5-fold CV (recall at the budgets: 2-3 epochs, which early stopping on log-loss
 # picks, caught 2.5 points fewer risky zh cases than 8; 15 was no better).
 EPOCHS = 8
