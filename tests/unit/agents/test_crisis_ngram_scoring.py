@@ -1,12 +1,13 @@
-"""The n-gram layer's fast scoring (whole view at once, integer-coded CJK n-grams) gives the
-scores of the plain one: every clause's n-grams by `clause_features`, looked up one by one, and
-every window of two adjacent clauses scored from its own text."""
+"""The n-gram layer's fast scoring (whole view at once, vectorised over integer-coded
+n-grams) gives the scores of the plain one: every clause's n-grams by `clause_features`,
+looked up one by one, and every window of two adjacent clauses scored from its own text."""
 
 from __future__ import annotations
 
 import json
 import math
 import random
+from functools import cache
 from itertools import pairwise
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from agents.safety import CrisisDetector
 from agents.safety.ngram import (
     THRESHOLD,
     NgramModel,
+    Weights,
     Window,
     clause_features,
     language,
@@ -59,8 +61,14 @@ def _long_messages(texts: list[str], count: int) -> list[str]:
     ]
 
 
+@cache
+def _by_gram(weights: Weights) -> dict[str, float]:
+    return weights.as_dict()
+
+
 def _plain_clause_score(model: NgramModel, clause: str) -> float:
-    return sum(model.weights.get(gram, 0.0) for gram in clause_features(clause))
+    weights = _by_gram(model.weights)
+    return sum(weights.get(gram, 0.0) for gram in clause_features(clause))
 
 
 def _plain_logit(model: NgramModel, text: str) -> float:
@@ -96,7 +104,7 @@ def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[st
     views += ["", CLAUSE_MARK, " | | ", "我", "a", "a|b", "我|你", "ab我cd你ef", "^$", "想死|"]
     differing = []
     for view in views:
-        fast, cjk = model._tables.clause_sums(view)
+        fast, cjk = model.weights.tables.clause_sums(view)
         clauses = view.split(CLAUSE_MARK)
         plain = [_plain_clause_score(model, clause) for clause in clauses]
         if len(fast) != len(plain) or any(
@@ -104,7 +112,7 @@ def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[st
         ):
             differing.append(view)
         has_cjk = [language(clause) == "zh" for clause in clauses]
-        if (cjk if cjk is not None else [False] * len(clauses)) != has_cjk:
+        if (cjk.tolist() if cjk is not None else [False] * len(clauses)) != has_cjk:
             differing.append(view)
     assert differing == []
 
