@@ -26,7 +26,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import chain, compress, count, repeat
+from itertools import chain, count, repeat
 from operator import add
 from pathlib import Path
 
@@ -95,8 +95,10 @@ class NgramModel:
 
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
-        parts = view.split(CLAUSE_MARK)
-        kept = list(compress(count(), map(str.strip, parts)))  # the clauses that are not blank
+        spelt = _Spelt.of(view)
+        # the clauses that are not blank: a unit neither a space nor a clause mark
+        counts = np.bincount(spelt.clause[1:][_NOT_BLANK[spelt.units]], minlength=spelt.clauses)
+        kept = np.flatnonzero(counts)
         if len(kept) <= _WHOLE_CLAUSES:
             return Window(0, len(view), self.probability(view))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
@@ -104,8 +106,8 @@ class NgramModel:
         # farthest over its language's threshold (the biases differ by language); a window is
         # Chinese when one of its clauses holds a CJK character (the clauses between two
         # adjacent ones are blank).
-        sums, cjk = self.weights.tables.clause_sums(view)
-        firsts, seconds = np.array(kept[:-1]), np.array(kept[1:])
+        sums, cjk = self.weights.tables.clause_sums(view, spelt)
+        firsts, seconds = kept[:-1], kept[1:]
         scores = sums[firsts] + sums[seconds]
         if cjk is None:
             logits = self.biases["en"] + scores
@@ -113,10 +115,16 @@ class NgramModel:
             zh = cjk[firsts] | cjk[seconds]
             logits = np.where(zh, self.biases["zh"], self.biases["en"]) + scores
         best = int(logits.argmax())  # the first of equals
-        first, last = kept[best], kept[best + _WINDOW_CLAUSES - 1]
-        # offsets: the clauses before, each with its mark
-        start = sum(map(len, parts[:first])) + first
-        end = sum(map(len, parts[: last + 1])) + last
+        first, last = int(kept[best]), int(kept[best + _WINDOW_CLAUSES - 1])
+        if len(spelt.units) == len(view):  # one unit per character: offsets are unit offsets
+            marks = np.flatnonzero(spelt.units == _MARK_UNIT)
+            start = int(marks[first - 1]) + 1 if first else 0
+            end = int(marks[last]) if last < len(marks) else len(view)
+        else:  # a character beyond the 16-bit range is two units
+            parts = view.split(CLAUSE_MARK)
+            # offsets: the clauses before, each with its mark
+            start = sum(map(len, parts[:first])) + first
+            end = sum(map(len, parts[: last + 1])) + last
         return Window(start, end, _logistic(float(logits[best])))
 
     def save(self, path: Path) -> None:
@@ -243,26 +251,77 @@ _CJK_OR_EDGE = np.full(0x10000, _EDGE_UNIT, dtype=np.int64)
 for _first, _last in re.findall(r"(.)-(.)", CJK_CLASS):
     _CJK_OR_EDGE[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
 _IS_CJK = _CJK_OR_EDGE != _EDGE_UNIT
+# A unit that makes a clause not blank (`str.strip` would keep it): not a space, not a mark.
+_NOT_BLANK = np.ones(0x10000, dtype=bool)
+_NOT_BLANK[[ord(space) for space in filter(str.isspace, map(chr, range(0x10000)))]] = False
+_NOT_BLANK[_MARK_UNIT] = False
 
 
 @dataclass(frozen=True)
-class _Keyed:
-    """A lookup table: sorted integer keys, their values, and a last key above every other (so
-    a search never runs off the end)."""
+class _Sorted:
+    """A lookup table as sorted keys and their values, with a last key above every other (so a
+    search never runs off the end)."""
 
     keys: np.ndarray
     values: np.ndarray
 
     @classmethod
-    def of(cls, keys: np.ndarray, values: np.ndarray) -> _Keyed:
-        return cls(
-            np.append(keys.astype(np.int64), np.iinfo(np.int64).max),
-            np.append(values, 0.0),
-        )
+    def of(cls, keys: np.ndarray, values: np.ndarray) -> _Sorted:
+        order = keys.argsort(kind="stable")
+        return cls(np.append(keys[order], np.iinfo(np.int64).max), np.append(values[order], 0.0))
 
     def get(self, keys: np.ndarray, default: np.ndarray | float) -> np.ndarray:
         at = self.keys.searchsorted(keys)
         return np.where(self.keys[at] == keys, self.values[at], default)
+
+
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: 2**64 / the golden ratio
+_NO_KEY = -1  # no n-gram's key is negative
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """A lookup table for integer keys, looked up for a whole array of keys at once: a hash
+    table with twice as many slots as keys, each key in its home slot, and the keys whose home
+    another key took in a small sorted table, searched only for the keys homed where that
+    happened. A lookup is a few array operations, with no loop and about one memory access per
+    key (a binary search over the 141k triples took four times as long)."""
+
+    shift: np.uint64  # a key's home slot: the top bits of key * _HASH_MULTIPLIER
+    keys: np.ndarray  # by slot (_NO_KEY: empty)
+    values: np.ndarray  # by slot
+    crowded: np.ndarray  # by slot: whether a key homed there is in `others`
+    others: _Sorted
+
+    @classmethod
+    def of(cls, keys: np.ndarray, values: np.ndarray) -> _Keyed:
+        keys = keys.astype(np.int64)
+        bits = max(1, (2 * len(keys) - 1).bit_length())
+        shift = np.uint64(64 - bits)
+        homes = _homes(keys, shift)
+        slot_keys = np.full(1 << bits, _NO_KEY, dtype=np.int64)
+        slot_keys[homes] = (
+            keys  # of keys with the same home, one stays there: which, the check says
+        )
+        placed = slot_keys[homes] == keys
+        slot_values = np.zeros(1 << bits)
+        slot_values[homes[placed]] = values[placed]
+        crowded = np.zeros(1 << bits, dtype=bool)
+        crowded[homes[~placed]] = True
+        others = _Sorted.of(keys[~placed], values[~placed])
+        return cls(shift, slot_keys, slot_values, crowded, others)
+
+    def get(self, keys: np.ndarray, default: np.ndarray | float) -> np.ndarray:
+        homes = _homes(keys, self.shift)
+        found = np.where(self.keys[homes] == keys, self.values[homes], default)
+        elsewhere = np.flatnonzero(self.crowded[homes])
+        if elsewhere.size:
+            found[elsewhere] = self.others.get(keys[elsewhere], found[elsewhere])
+        return found
+
+
+def _homes(keys: np.ndarray, shift: np.uint64) -> np.ndarray:
+    return ((keys.astype(np.uint64) * _HASH_MULTIPLIER) >> shift).astype(np.intp)
 
 
 def _key(rows: np.ndarray, bits: int) -> np.ndarray:
@@ -287,8 +346,9 @@ class _Tables:
     latin_pairs: _Keyed  # "a b" -> w(a) + w(a b)
     latin_skips: _Keyed  # "a * c" -> w(a * c)
     cjk_chars: np.ndarray  # by UTF-16 unit
-    cjk_pairs: _Keyed  # ab -> w(a) + w(ab)
-    cjk_triples: _Keyed  # abc -> w(a) + w(ab) + w(abc)
+    # pairs and triples in one table (one lookup for both): ab -> w(a) + w(ab), abc -> w(a) +
+    # w(ab) + w(abc); a pair's key is below 2**32, a triple's above
+    cjk_grams: _Keyed
 
     @classmethod
     def of(cls, weights: Weights) -> _Tables:
@@ -304,25 +364,36 @@ class _Tables:
         pairs, triples = grams["cjk_pair"], grams["cjk_triple"]
         pair_keys = _key(pairs, 16)
         own_pairs = _Keyed.of(pair_keys, values["cjk_pair"])
-        cjk_pairs = _Keyed.of(pair_keys, cjk_chars[pairs[:, 0]] + values["cjk_pair"])
         first_pairs = own_pairs.get(_key(triples[:, :2], 16), 0.0)
-        cjk_triples = _Keyed.of(
-            _key(triples, 16), cjk_chars[triples[:, 0]] + first_pairs + values["cjk_triple"]
+        cjk_grams = _Keyed.of(
+            np.concatenate((pair_keys, _key(triples, 16))),
+            np.concatenate(
+                (
+                    cjk_chars[pairs[:, 0]] + values["cjk_pair"],
+                    cjk_chars[triples[:, 0]] + first_pairs + values["cjk_triple"],
+                )
+            ),
         )
         words = dict(zip(weights.words, count(1)))
-        return cls(
-            words, bits, latin_words, latin_pairs, latin_skips, cjk_chars, cjk_pairs, cjk_triples
-        )
+        return cls(words, bits, latin_words, latin_pairs, latin_skips, cjk_chars, cjk_grams)
 
-    def clause_sums(self, view: str) -> tuple[np.ndarray, np.ndarray | None]:
+    def clause_sums(
+        self, view: str, spelt: _Spelt | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """The weights' sum over each clause of `view.split(CLAUSE_MARK)`, blank ones included,
-        and whether each holds a CJK character (None: no clause does)."""
-        clauses = view.count(CLAUSE_MARK) + 1
-        sums = self._latin_sums(view, clauses) if _WORD.search(view) else np.zeros(clauses)
-        if not contains_cjk(view):
+        and whether each holds a CJK character (None: no clause does). `spelt`: the view's
+        units, when the caller has them."""
+        spelt = spelt or _Spelt.of(view)
+        if (spelt.units - np.uint16(ord("a")) < 26).any():  # a latin letter
+            sums = self._latin_sums(view, spelt.clauses)
+        else:
+            sums = np.zeros(spelt.clauses)
+        is_cjk = _IS_CJK[spelt.units]
+        if not is_cjk.any():
             return sums, None
-        cjk_sums, cjk = self._cjk_sums(view, clauses)
-        return sums + cjk_sums, cjk
+        cjk = np.zeros(spelt.clauses, dtype=bool)
+        cjk[spelt.clause[1:][is_cjk]] = True
+        return sums + self._cjk_sums(spelt), cjk
 
     def _latin_sums(self, view: str, clauses: int) -> np.ndarray:
         # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
@@ -339,25 +410,39 @@ class _Tables:
         # A clause's n-grams start between the first of its opening marks and the next one's.
         return np.bincount((marks.cumsum() + 1) >> 1, weights=at, minlength=clauses)
 
-    def _cjk_sums(self, view: str, clauses: int) -> tuple[np.ndarray, np.ndarray]:
-        units = np.frombuffer(view.encode(_ENCODING), dtype=np.uint16)
-        size = len(units)
+    def _cjk_sums(self, spelt: _Spelt) -> np.ndarray:
+        size = len(spelt.units)
         # The view as the tables read it, with an edge before and two after: an n-gram starts
         # at the edge before the view (a run's start) and at each unit.
         edged = np.full(size + 3, _EDGE_UNIT, dtype=np.int64)
-        edged[1 : size + 1] = _CJK_OR_EDGE[units]
+        edged[1 : size + 1] = _CJK_OR_EDGE[spelt.units]
         pairs = edged[:-2] << 16 | edged[1:-1]
-        at = self.cjk_triples.get(
-            pairs << 16 | edged[2:],
-            self.cjk_pairs.get(pairs, self.cjk_chars[edged[:-2]]),
+        found = self.cjk_grams.get(np.concatenate((pairs << 16 | edged[2:], pairs)), np.nan)
+        triples, pairs = found[: size + 1], found[size + 1 :]
+        # the longest n-gram found (no weight is NaN)
+        at = np.where(
+            np.isnan(triples),
+            np.where(np.isnan(pairs), self.cjk_chars[edged[:-2]], pairs),
+            triples,
         )
         # A clause's n-grams start from its opening mark (a run's start) to the next mark.
-        clause = np.zeros(size + 1, dtype=np.int64)
-        np.cumsum(units == _MARK_UNIT, out=clause[1:])
-        sums = np.bincount(clause, weights=at, minlength=clauses)
-        cjk = np.zeros(clauses, dtype=bool)
-        cjk[clause[1:][_IS_CJK[units]]] = True
-        return sums, cjk
+        return np.bincount(spelt.clause, weights=at, minlength=spelt.clauses)
+
+
+@dataclass(frozen=True)
+class _Spelt:
+    """A view as UTF-16 units (a character beyond the 16-bit range is two), with their clauses."""
+
+    units: np.ndarray
+    clause: np.ndarray  # per position from the edge before the view: 0, then each unit's clause
+    clauses: int  # as many as `view.split(CLAUSE_MARK)` gives
+
+    @classmethod
+    def of(cls, view: str) -> _Spelt:
+        units = np.frombuffer(view.encode(_ENCODING), dtype=np.uint16)
+        clause = np.zeros(len(units) + 1, dtype=np.int64)
+        np.cumsum(units == _MARK_UNIT, out=clause[1:])  # a clause mark opens the next clause
+        return cls(units, clause, int(clause[-1]) + 1)
 
 
 def _logistic(score: float) -> float:
