@@ -340,11 +340,15 @@ class _Tables:
     there, the shorter ones as the default: the same floats, summed in the same order, as
     adding up `clause_features`' n-grams one by one."""
 
-    words: dict[str, int]  # every word of a latin n-gram -> its number (from 1)
+    # every word of a latin n-gram -> its number (from 1), and the clause mark -> the next
+    # number (in no n-gram)
+    words: dict[str, int]
     word_bits: int  # a word pair is keyed `first << word_bits | second`
-    latin_words: np.ndarray  # by word number (0: a word no n-gram holds, or a clause mark)
-    latin_pairs: _Keyed  # "a b" -> w(a) + w(a b)
-    latin_skips: _Keyed  # "a * c" -> w(a * c)
+    latin_words: np.ndarray  # by word number (0: a word no n-gram holds; the clause mark)
+    # pairs and pairs with one word between in one table (one lookup for both): "a b" -> w(a) +
+    # w(a b), "a * c" -> w(a * c), keyed with `skip_flag` set
+    latin_grams: _Keyed
+    skip_flag: int
     cjk_chars: np.ndarray  # by UTF-16 unit
     # pairs and triples in one table (one lookup for both): ab -> w(a) + w(ab), abc -> w(a) +
     # w(ab) + w(abc); a pair's key is below 2**32, a triple's above
@@ -353,12 +357,16 @@ class _Tables:
     @classmethod
     def of(cls, weights: Weights) -> _Tables:
         grams, values = weights.grams, weights.values
-        bits = len(weights.words).bit_length()
-        latin_words = np.zeros(len(weights.words) + 1)
+        mark = len(weights.words) + 1
+        bits = mark.bit_length()
+        latin_words = np.zeros(mark + 1)
         latin_words[grams["word"][:, 0]] = values["word"]
         pairs = grams["word_pair"]
-        latin_pairs = _Keyed.of(_key(pairs, bits), latin_words[pairs[:, 0]] + values["word_pair"])
-        latin_skips = _Keyed.of(_key(grams["word_skip"], bits), values["word_skip"])
+        skip_flag = 1 << 2 * bits
+        latin_grams = _Keyed.of(
+            np.concatenate((_key(pairs, bits), skip_flag | _key(grams["word_skip"], bits))),
+            np.concatenate((latin_words[pairs[:, 0]] + values["word_pair"], values["word_skip"])),
+        )
         cjk_chars = np.zeros(0x10000)
         cjk_chars[grams["cjk_char"][:, 0]] = values["cjk_char"]
         pairs, triples = grams["cjk_pair"], grams["cjk_triple"]
@@ -374,8 +382,8 @@ class _Tables:
                 )
             ),
         )
-        words = dict(zip(weights.words, count(1)))
-        return cls(words, bits, latin_words, latin_pairs, latin_skips, cjk_chars, cjk_grams)
+        words = dict(zip(weights.words, count(1))) | {CLAUSE_MARK: mark}
+        return cls(words, bits, latin_words, latin_grams, skip_flag, cjk_chars, cjk_grams)
 
     def clause_sums(
         self, view: str, spelt: _Spelt | None = None
@@ -399,14 +407,19 @@ class _Tables:
         # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
         tokens = _LATIN_TOKEN.findall(view.replace(CLAUSE_MARK, CLAUSE_MARK * 2))
         size = len(tokens)
-        # a clause mark, or a word no n-gram holds, is 0: a pair with a 0 is no key
+        # a word no n-gram holds is 0, and a pair with a 0, or with the mark, is no key
         numbers = np.fromiter(map(self.words.get, tokens, repeat(0)), np.int64, size)
-        marks = np.fromiter(map(CLAUSE_MARK.__eq__, tokens), bool, size)
+        marks = numbers == self.words[CLAUSE_MARK]
         firsts = numbers << self.word_bits
         at = self.latin_words[numbers]
         # the last word's own weight is its default (no pair starts there)
-        at[:-1] = self.latin_pairs.get(firsts[:-1] | numbers[1:], at[:-1])
-        at[:-2] += self.latin_skips.get(firsts[:-2] | numbers[2:], 0.0)
+        found = self.latin_grams.get(
+            np.concatenate((firsts[:-1] | numbers[1:], self.skip_flag | firsts[:-2] | numbers[2:])),
+            np.nan,
+        )
+        pairs, skips = found[: size - 1], found[size - 1 :]
+        at[:-1] = np.where(np.isnan(pairs), at[:-1], pairs)
+        at[:-2] += np.where(np.isnan(skips), 0.0, skips)
         # A clause's n-grams start between the first of its opening marks and the next one's.
         return np.bincount((marks.cumsum() + 1) >> 1, weights=at, minlength=clauses)
 
