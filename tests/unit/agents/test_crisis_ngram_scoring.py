@@ -15,6 +15,7 @@ import pytest
 
 from agents.safety import CrisisDetector
 from agents.safety.ngram import (
+    MODEL_FILE,
     THRESHOLD,
     NgramModel,
     Weights,
@@ -23,7 +24,7 @@ from agents.safety.ngram import (
     language,
     load_model,
 )
-from agents.safety.normalise import CLAUSE_MARK, normalise
+from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, normalise
 from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -54,7 +55,23 @@ def _long_messages(texts: list[str], count: int) -> list[str]:
     """2 to 40 cases joined by clause ends, spaces, contrasts, blank clauses or nothing: long
     messages of both scripts, mixed, with clauses of every length."""
     rng = random.Random(11)
-    joiners = [". ", "。", " ", "，", "\n", " but ", "但是", "! ", "", " - ", "\n\n\n", "…", "ok"]
+    # (emoji are two UTF-16 units: the scorer's offsets must still be the view's)
+    joiners = [
+        ". ",
+        "。",
+        " ",
+        "，",
+        "\n",
+        " but ",
+        "但是",
+        "! ",
+        "",
+        " - ",
+        "\n\n\n",
+        "…",
+        "ok",
+        " 😭 ",
+    ]
     return [
         rng.choice(joiners).join(rng.choice(texts) for _ in range(rng.randint(2, 40)))
         for _ in range(count)
@@ -145,3 +162,41 @@ def test_detections_with_the_model_equal_the_plain_scoring(
         (d.risky, d.signals, d.matches, d.held_back) for d in plain
     ]
     assert sum(d.signals == ("ngram_model",) for d in fast) > 0
+
+
+def test_the_shipped_model_file_is_what_saving_the_model_writes(
+    model: NgramModel, tmp_path: Path
+) -> None:
+    # Saving writes the same bytes every time (so retraining on the same data changes no byte),
+    # and loading gives back every weight and level.
+    model.save(tmp_path / MODEL_FILE)
+    assert (tmp_path / MODEL_FILE).read_bytes() == (DATA_DIR / MODEL_FILE).read_bytes()
+    again = load_model.__wrapped__(tmp_path)
+    assert again is not None
+    assert again.weights.as_dict() == _by_gram(model.weights)
+    assert (again.biases, again.threshold, again.vetoes, again.strict_vetoes) == (
+        model.biases,
+        model.threshold,
+        model.vetoes,
+        model.strict_vetoes,
+    )
+
+
+def test_a_model_of_a_few_weights_scores_them(tmp_path: Path) -> None:
+    weights = {
+        "want": 1.0,
+        "want die": 2.0,
+        "want * now": 0.5,
+        "死": 0.25,
+        "想死": 4.0,
+        "^想死": 8.0,
+    }
+    model = NgramModel(Weights.of(weights), {"en": 0.0, "zh": 0.0})
+    assert Weights.of(weights).as_dict() == weights
+    assert model.score("i want die now") == 1.0 + 2.0 + 0.5
+    assert model.score("want|die now") == 1.0  # no n-gram crosses a clause mark
+    assert model.score("想死") == 0.25 + 4.0 + 8.0
+    assert model.score("我想死了") == 0.25 + 4.0
+    model.save(tmp_path / MODEL_FILE)
+    again = load_model.__wrapped__(tmp_path)
+    assert again is not None and again.score("我想死了 want die") == 0.25 + 4.0 + 1.0 + 2.0
