@@ -243,7 +243,6 @@ class Weights:
 # Scoring a whole view at once, vectorised over all its positions: the same sums as
 # `clause_features` clause by clause (a test keeps them equal), without a Python step or a
 # string per n-gram (2,000 characters of Chinese are 7,500 n-grams).
-_LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
 _MARK_UNIT = ord(CLAUSE_MARK)
 # Each UTF-16 unit as the CJK tables read it: a CJK character as itself, anything else as an
 # edge (so an n-gram across two runs, or across a clause mark, holds an edge inside and is no key).
@@ -340,11 +339,9 @@ class _Tables:
     there, the shorter ones as the default: the same floats, summed in the same order, as
     adding up `clause_features`' n-grams one by one."""
 
-    # every word of a latin n-gram -> its number (from 1), and the clause mark -> the next
-    # number (in no n-gram)
-    words: dict[str, int]
+    words: dict[str, int]  # every word of a latin n-gram -> its number (from 1)
     word_bits: int  # a word pair is keyed `first << word_bits | second`
-    latin_words: np.ndarray  # by word number (0: a word no n-gram holds; the clause mark)
+    latin_words: np.ndarray  # by word number (0: a word no n-gram holds)
     # pairs and pairs with one word between in one table (one lookup for both): "a b" -> w(a) +
     # w(a b), "a * c" -> w(a * c), keyed with `skip_flag` set
     latin_grams: _Keyed
@@ -357,9 +354,8 @@ class _Tables:
     @classmethod
     def of(cls, weights: Weights) -> _Tables:
         grams, values = weights.grams, weights.values
-        mark = len(weights.words) + 1
-        bits = mark.bit_length()
-        latin_words = np.zeros(mark + 1)
+        bits = len(weights.words).bit_length()
+        latin_words = np.zeros(len(weights.words) + 1)
         latin_words[grams["word"][:, 0]] = values["word"]
         pairs = grams["word_pair"]
         skip_flag = 1 << 2 * bits
@@ -382,7 +378,7 @@ class _Tables:
                 )
             ),
         )
-        words = dict(zip(weights.words, count(1))) | {CLAUSE_MARK: mark}
+        words = dict(zip(weights.words, count(1)))
         return cls(words, bits, latin_words, latin_grams, skip_flag, cjk_chars, cjk_grams)
 
     def clause_sums(
@@ -392,8 +388,9 @@ class _Tables:
         and whether each holds a CJK character (None: no clause does). `spelt`: the view's
         units, when the caller has them."""
         spelt = spelt or _Spelt.of(view)
-        if (spelt.units - np.uint16(ord("a")) < 26).any():  # a latin letter
-            sums = self._latin_sums(view, spelt.clauses)
+        letters = spelt.units - np.uint16(ord("a")) < 26  # (below "a" wraps around)
+        if letters.any():
+            sums = self._latin_sums(view, spelt, letters)
         else:
             sums = np.zeros(spelt.clauses)
         is_cjk = _IS_CJK[spelt.units]
@@ -403,25 +400,29 @@ class _Tables:
         cjk[spelt.clause[1:][is_cjk]] = True
         return sums + self._cjk_sums(spelt), cjk
 
-    def _latin_sums(self, view: str, clauses: int) -> np.ndarray:
-        # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
-        tokens = _LATIN_TOKEN.findall(view.replace(CLAUSE_MARK, CLAUSE_MARK * 2))
-        size = len(tokens)
-        # a word no n-gram holds is 0, and a pair with a 0, or with the mark, is no key
-        numbers = np.fromiter(map(self.words.get, tokens, repeat(0)), np.int64, size)
-        marks = numbers == self.words[CLAUSE_MARK]
+    def _latin_sums(self, view: str, spelt: _Spelt, letters: np.ndarray) -> np.ndarray:
+        # The words: the view's runs of latin letters, each in the clause of its first letter
+        # (no word pair, nor pair with one word between, spans two clauses).
+        starts = letters.copy()
+        starts[1:] &= ~letters[:-1]
+        clause = spelt.clause[1:][starts]
+        words = _WORD.findall(view)  # (in order, the same runs)
+        size = len(words)
+        # a word no n-gram holds is 0: a pair with a 0 is no key
+        numbers = np.fromiter(map(self.words.get, words, repeat(0)), np.int64, size)
         firsts = numbers << self.word_bits
-        at = self.latin_words[numbers]
-        # the last word's own weight is its default (no pair starts there)
         found = self.latin_grams.get(
             np.concatenate((firsts[:-1] | numbers[1:], self.skip_flag | firsts[:-2] | numbers[2:])),
             np.nan,
         )
         pairs, skips = found[: size - 1], found[size - 1 :]
+        pairs[clause[1:] != clause[:-1]] = np.nan
+        skips[clause[2:] != clause[:-2]] = np.nan
+        at = self.latin_words[numbers]
+        # the last word's own weight is its default (no pair starts there)
         at[:-1] = np.where(np.isnan(pairs), at[:-1], pairs)
         at[:-2] += np.where(np.isnan(skips), 0.0, skips)
-        # A clause's n-grams start between the first of its opening marks and the next one's.
-        return np.bincount((marks.cumsum() + 1) >> 1, weights=at, minlength=clauses)
+        return np.bincount(clause, weights=at, minlength=spelt.clauses)
 
     def _cjk_sums(self, spelt: _Spelt) -> np.ndarray:
         size = len(spelt.units)
