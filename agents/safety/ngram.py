@@ -453,7 +453,8 @@ class _Spelt:
 
     @classmethod
     def of(cls, view: str) -> _Spelt:
-        units = np.frombuffer(view.encode(_ENCODING), dtype=np.uint16)
+        # (a lone surrogate, which JSON lets a client send, is one unit as well)
+        units = np.frombuffer(view.encode(_ENCODING, "surrogatepass"), dtype=np.uint16)
         clause = np.zeros(len(units) + 1, dtype=np.int64)
         np.cumsum(units == _MARK_UNIT, out=clause[1:])  # a clause mark opens the next clause
         return cls(units, clause, int(clause[-1]) + 1)

@@ -118,7 +118,20 @@ def _plain_riskiest(model: NgramModel, view: str) -> Window:
 
 def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
     views = [normalise(text) for text in [*texts, *_long_messages(texts, 150)]]
-    views += ["", CLAUSE_MARK, " | | ", "我", "a", "a|b", "我|你", "ab我cd你ef", "^$", "想死|"]
+    views += [
+        "",
+        CLAUSE_MARK,
+        " | | ",
+        "我",
+        "a",
+        "a|b",
+        "我|你",
+        "ab我cd你ef",
+        "^$",
+        "想死|",
+        "\ud83d想死",
+        "a😭b|想😭死",
+    ]
     differing = []
     for view in views:
         fast, cjk = model.weights.tables.clause_sums(view)
