@@ -299,9 +299,8 @@ class _Keyed:
         shift = np.uint64(64 - bits)
         homes = _homes(keys, shift)
         slot_keys = np.full(1 << bits, _NO_KEY, dtype=np.int64)
-        slot_keys[homes] = (
-            keys  # of keys with the same home, one stays there: which, the check says
-        )
+        # of the keys with the same home, one stays there (which one, the check after says)
+        slot_keys[homes] = keys
         placed = slot_keys[homes] == keys
         slot_values = np.zeros(1 << bits)
         slot_values[homes[placed]] = values[placed]
