@@ -87,20 +87,27 @@ class NgramModel:
     strict_vetoes: dict[str, float] = field(default_factory=dict)
 
     def probability(self, view: str) -> float:
-        return _logistic(self.biases[language(view)] + self.score(view))
+        return self._probability(view, _Spelt.of(view))
 
     def score(self, view: str) -> float:
         """The weights' sum over the view's n-grams (no bias)."""
         return sum(self.weights.tables.clause_sums(view)[0].tolist())
 
+    def _probability(self, view: str, spelt: _Spelt) -> float:
+        sums, cjk = self.weights.tables.clause_sums(view, spelt)
+        lang = "en" if cjk is None else "zh"  # as `language`: whether a unit is CJK
+        return _logistic(self.biases[lang] + sum(sums.tolist()))
+
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
+        if view.count(CLAUSE_MARK) < _WHOLE_CLAUSES:  # (most chat messages: no clause to count)
+            return Window(0, len(view), self.probability(view))
         spelt = _Spelt.of(view)
         # the clauses that are not blank: a unit neither a space nor a clause mark
         counts = np.bincount(spelt.clause[1:][_NOT_BLANK[spelt.units]], minlength=spelt.clauses)
         kept = np.flatnonzero(counts)
         if len(kept) <= _WHOLE_CLAUSES:
-            return Window(0, len(view), self.probability(view))
+            return Window(0, len(view), self._probability(view, spelt))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
         # of its clauses' scores, so every clause is scored once. The riskiest window is the one
         # farthest over its language's threshold (the biases differ by language); a window is
@@ -454,8 +461,9 @@ class _Spelt:
     def of(cls, view: str) -> _Spelt:
         # (a lone surrogate, which JSON lets a client send, is one unit as well)
         units = np.frombuffer(view.encode(_ENCODING, "surrogatepass"), dtype=np.uint16)
-        clause = np.zeros(len(units) + 1, dtype=np.int64)
-        np.cumsum(units == _MARK_UNIT, out=clause[1:])  # a clause mark opens the next clause
+        marks = np.zeros(len(units) + 1, dtype=np.int64)
+        marks[1:] = units == _MARK_UNIT
+        clause = marks.cumsum()  # a clause mark opens the next clause
         return cls(units, clause, int(clause[-1]) + 1)
 
 
