@@ -23,6 +23,7 @@ import json
 import math
 import re
 import zipfile
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -87,6 +88,9 @@ class NgramModel:
     strict_vetoes: dict[str, float] = field(default_factory=dict)
 
     def probability(self, view: str) -> float:
+        if len(view) <= _SHORT_VIEW:
+            score, zh = self.weights.tables.short_score(view)
+            return _logistic(self.biases["zh" if zh else "en"] + score)
         return self._probability(view, _Spelt.of(view))
 
     def score(self, view: str) -> float:
@@ -257,6 +261,9 @@ _CJK_OR_EDGE = np.full(0x10000, _EDGE_UNIT, dtype=np.int64)
 for _first, _last in re.findall(r"(.)-(.)", CJK_CLASS):
     _CJK_OR_EDGE[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
 _IS_CJK = _CJK_OR_EDGE != _EDGE_UNIT
+_IS_CJK_BYTES = _IS_CJK.tobytes()  # the same, read one unit at a time in Python
+_SHORT_VIEW = 64  # characters: at most this many are scored in Python (see `short_score`)
+_UINT64 = (1 << 64) - 1
 # A unit that makes a clause not blank (`str.strip` would keep it): not a space, not a mark.
 _NOT_BLANK = np.ones(0x10000, dtype=bool)
 _NOT_BLANK[[ord(space) for space in filter(str.isspace, map(chr, range(0x10000)))]] = False
@@ -280,8 +287,18 @@ class _Sorted:
         at = self.keys.searchsorted(keys)
         return np.where(self.keys[at] == keys, self.values[at], default)
 
+    @cached_property
+    def _scalars(self) -> tuple[memoryview, memoryview]:
+        return memoryview(self.keys), memoryview(self.values)
 
-_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: 2**64 / the golden ratio
+    def get_one(self, key: int, default: float) -> float:
+        keys, values = self._scalars
+        at = bisect_left(keys, key)
+        return values[at] if keys[at] == key else default
+
+
+_MULTIPLIER = 0x9E3779B97F4A7C15  # Fibonacci hashing: 2**64 / the golden ratio
+_HASH_MULTIPLIER = np.uint64(_MULTIPLIER)
 _NO_KEY = -1  # no n-gram's key is negative
 
 
@@ -315,6 +332,20 @@ class _Keyed:
         crowded[homes[~placed]] = True
         others = _Sorted.of(keys[~placed], values[~placed])
         return cls(shift, slot_keys, slot_values, crowded, others)
+
+    @cached_property
+    def _scalars(self) -> tuple[int, memoryview, memoryview, memoryview]:
+        # memoryviews: an item reads as a Python int or float at once
+        shift = int(self.shift)
+        return shift, memoryview(self.keys), memoryview(self.values), memoryview(self.crowded)
+
+    def get_one(self, key: int, default: float) -> float:
+        """`get` for one key, in Python (the same slots, the same value)."""
+        shift, keys, values, crowded = self._scalars
+        home = (key * _MULTIPLIER & _UINT64) >> shift
+        if keys[home] == key:
+            return values[home]
+        return self.others.get_one(key, default) if crowded[home] else default
 
     def get(self, keys: np.ndarray, default: np.ndarray | float) -> np.ndarray:
         homes = _homes(keys, self.shift)
@@ -386,6 +417,54 @@ class _Tables:
         )
         words = dict(zip(weights.words, count(1)))
         return cls(words, bits, latin_words, latin_grams, skip_flag, cjk_chars, cjk_grams)
+
+    def short_score(self, view: str) -> tuple[float, bool]:
+        """The weights' sum over a short view's n-grams, and whether it holds a CJK character:
+        the lookups of `clause_sums`, one position at a time in Python (for a few dozen
+        characters, cheaper than numpy's cost per call), summed in the same order (the same
+        float as summing `clause_sums`)."""
+        total, zh = 0, False
+        for clause in view.split(CLAUSE_MARK):
+            score = self._short_latin(clause) if _WORD.search(clause) else 0.0
+            units = memoryview(clause.encode(_ENCODING, "surrogatepass")).cast("H")
+            if any(map(_IS_CJK_BYTES.__getitem__, units)):
+                zh = True
+                score += self._short_cjk(units)
+            total += score
+        return total, zh
+
+    def _short_latin(self, clause: str) -> float:
+        numbers = list(map(self.words.get, _WORD.findall(clause), repeat(0)))
+        words, get = self._latin_words, self.latin_grams.get_one
+        total = 0
+        for at, number in enumerate(numbers):
+            first = number << self.word_bits
+            weight = words[number]
+            if at + 1 < len(numbers):
+                weight = get(first | numbers[at + 1], weight)
+            if at + 2 < len(numbers):
+                weight += get(self.skip_flag | first | numbers[at + 2], 0.0)
+            total += weight
+        return total
+
+    def _short_cjk(self, units: memoryview) -> float:
+        edged = [_EDGE_UNIT, *(u if _IS_CJK_BYTES[u] else _EDGE_UNIT for u in units)]
+        edged += (_EDGE_UNIT, _EDGE_UNIT)
+        chars, get = self._cjk_chars, self.cjk_grams.get_one
+        total = 0
+        for at in range(len(units) + 1):
+            first = edged[at]
+            pair = first << 16 | edged[at + 1]
+            total += get(pair << 16 | edged[at + 2], get(pair, chars[first]))
+        return total
+
+    @cached_property
+    def _latin_words(self) -> memoryview:
+        return memoryview(self.latin_words)
+
+    @cached_property
+    def _cjk_chars(self) -> memoryview:
+        return memoryview(self.cjk_chars)
 
     def clause_sums(
         self, view: str, spelt: _Spelt | None = None
