@@ -4,10 +4,10 @@ It is the detector's second, learned layer: the lexicon names what it knows, thi
 much a clause *reads like* the risky cases it was trained on, so new wordings of a known idea
 ("I'm logging off permanently") can fire without a lexicon line. The weights are numpy arrays
 (`data/crisis_ngram_model.npz`, laid out by `Weights`), trained by
-`python -m agents.safety.train_ngram`; inference is a vectorised sum of table lookups per
-clause, deterministic and offline. A message is scored per window of two adjacent clauses (a
-short message as a whole), so a risky sentence buried in a long message is not diluted by the
-rest.
+`python -m agents.safety.train_ngram`; inference is a sum of table lookups per clause,
+vectorised over the whole view (a short one position by position), deterministic and offline.
+A message is scored per window of two adjacent clauses (a short message as a whole), so a risky
+sentence buried in a long message is not diluted by the rest.
 
 Features, per clause (none crosses a clause mark): latin words, adjacent word pairs and word
 pairs with one word between ("want * die"); Chinese characters, and character pairs and triples
