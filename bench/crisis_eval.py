@@ -21,8 +21,9 @@ benign look-alikes packed together (so nearly every pattern is a candidate), for
 with the n-gram model (`CONFIDANT_CRISIS_MODEL=on`) and alone, next to a baseline in the same
 run: the median time of NFKC normalisation of the same text. A second table times messages
 that are each new (`--distinct`), because RE2 builds its automata lazily: the first messages a
-process sees cost more. The frozen held-out
-set is for measuring only: never print its misses to tune on them.
+process sees cost more. Last, the n-gram model's load in fresh processes (CPU time of
+`load_model()`, and of importing numpy, which the layer needs), what every cold start pays. The
+frozen held-out set is for measuring only: never print its misses to tune on them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ import argparse
 import json
 import random
 import statistics
+import subprocess
+import sys
 import time
 import unicodedata
 from collections import defaultdict
@@ -242,6 +245,38 @@ def model_speed(runs: int) -> str:
     return "\n".join(rows)
 
 
+# Run in a fresh interpreter: CPU time of importing numpy, then of loading the model (the
+# detector's own imports come between, untimed).
+_LOAD_PROBE = """
+import time
+started = time.process_time()
+import numpy
+imported = time.process_time()
+from agents.safety.ngram import load_model
+loading = time.process_time()
+load_model()
+print(imported - started, time.process_time() - loading)
+"""
+
+
+def model_load(processes: int) -> str:
+    """Median CPU time, over fresh processes, of loading the n-gram model and importing numpy."""
+    numpy, load = [], []
+    root = Path(__file__).resolve().parents[1]
+    for _ in range(processes):
+        probe = [sys.executable, "-c", _LOAD_PROBE]
+        out = subprocess.run(probe, cwd=root, capture_output=True, text=True, check=True).stdout
+        imported, loaded = map(float, out.split())
+        numpy.append(imported)
+        load.append(loaded)
+    return (
+        f"| fresh process (median of {processes}) | `load_model()` | `import numpy` |\n"
+        "|---|---|---|\n"
+        f"| n-gram model | {statistics.median(load) * 1000:.0f} ms "
+        f"| {statistics.median(numpy) * 1000:.0f} ms |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", type=Path, default=DEV_SET, help="JSON lines cases")
@@ -269,6 +304,9 @@ def main() -> None:
     if args.runs and args.distinct:
         print()
         print(speed_on_distinct_messages(detector, lexicon_only, cases, args.distinct))
+    if args.runs:
+        print()
+        print(model_load(5))
     if args.show:
         print()
         for case in result["wrong"]:

@@ -2,11 +2,12 @@
 
 It is the detector's second, learned layer: the lexicon names what it knows, this scores how
 much a clause *reads like* the risky cases it was trained on, so new wordings of a known idea
-("I'm logging off permanently") can fire without a lexicon line. Weights are plain JSON
-(`data/crisis_ngram_model.json`), trained by `python -m agents.safety.train_ngram`; inference
-is a sum of dictionary lookups per clause, deterministic and offline. A message is scored per
-window of two adjacent clauses (a short message as a whole), so a risky sentence buried in a
-long message is not diluted by the rest.
+("I'm logging off permanently") can fire without a lexicon line. The weights are numpy arrays
+(`data/crisis_ngram_model.npz`, laid out by `Weights`), trained by
+`python -m agents.safety.train_ngram`; inference is a sum of table lookups per clause,
+vectorised over the whole view (a short one position by position), deterministic and offline.
+A message is scored per window of two adjacent clauses (a short message as a whole), so a risky
+sentence buried in a long message is not diluted by the rest.
 
 Features, per clause (none crosses a clause mark): latin words, adjacent word pairs and word
 pairs with one word between ("want * die"); Chinese characters, and character pairs and triples
@@ -17,18 +18,24 @@ language on the selection sets lies (a window holding a CJK character is scored 
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
+import zipfile
+from bisect import bisect_left
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from itertools import accumulate, chain, compress, count, islice, repeat
-from operator import add, eq, lshift, or_, sub
+from itertools import chain, count, repeat
+from operator import add
 from pathlib import Path
+
+import numpy as np
 
 from agents.safety.normalise import CJK_CLASS, CLAUSE_MARK, DATA_DIR, contains_cjk
 
-MODEL_FILE = "crisis_ngram_model.json"
+MODEL_FILE = "crisis_ngram_model.npz"
 LANGS = ("en", "zh")
 THRESHOLD = 0.5  # the biases are shifted so that every language fires here
 _WORD = re.compile(r"[a-z]+")
@@ -71,7 +78,7 @@ class Window:
 
 @dataclass(frozen=True)
 class NgramModel:
-    weights: dict[str, float]
+    weights: Weights
     biases: dict[str, float]  # per language; shifted so that THRESHOLD is the chosen threshold
     threshold: float = THRESHOLD  # a window at or above it fires
     # Per language, the probability under which the riskiest window holds back what the lexicon
@@ -81,236 +88,462 @@ class NgramModel:
     strict_vetoes: dict[str, float] = field(default_factory=dict)
 
     def probability(self, view: str) -> float:
-        return _logistic(self.biases[language(view)] + self.score(view))
+        if len(view) <= _SHORT_VIEW:
+            score, zh = self.weights.tables.short_score(view)
+            return _logistic(self.biases["zh" if zh else "en"] + score)
+        return self._probability(view, _Spelt.of(view))
 
     def score(self, view: str) -> float:
         """The weights' sum over the view's n-grams (no bias)."""
-        return sum(self._tables.clause_sums(view)[0])
+        return sum(self.weights.tables.clause_sums(view)[0].tolist())
+
+    def _probability(self, view: str, spelt: _Spelt) -> float:
+        sums, cjk = self.weights.tables.clause_sums(view, spelt)
+        lang = "en" if cjk is None else "zh"  # as `language`: whether a unit is CJK
+        return _logistic(self.biases[lang] + sum(sums.tolist()))
 
     def riskiest(self, view: str) -> Window:
         """The window of the view the model finds riskiest (offsets into the view)."""
-        parts = view.split(CLAUSE_MARK)
-        kept = list(compress(count(), map(str.strip, parts)))  # the clauses that are not blank
-        if len(kept) <= _WHOLE_CLAUSES:
+        if view.count(CLAUSE_MARK) < _WHOLE_CLAUSES:  # (most chat messages: no clause to count)
             return Window(0, len(view), self.probability(view))
+        spelt = _Spelt.of(view)
+        # the clauses that are not blank: a unit neither a space nor a clause mark
+        counts = np.bincount(spelt.clause[1:][_NOT_BLANK[spelt.units]], minlength=spelt.clauses)
+        kept = np.flatnonzero(counts)
+        if len(kept) <= _WHOLE_CLAUSES:
+            return Window(0, len(view), self._probability(view, spelt))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
         # of its clauses' scores, so every clause is scored once. The riskiest window is the one
         # farthest over its language's threshold (the biases differ by language); a window is
         # Chinese when one of its clauses holds a CJK character (the clauses between two
         # adjacent ones are blank).
-        sums, cjk = self._tables.clause_sums(view)
-        scores = list(map(add, map(sums.__getitem__, kept[:-1]), map(sums.__getitem__, kept[1:])))
+        sums, cjk = self.weights.tables.clause_sums(view, spelt)
+        firsts, seconds = kept[:-1], kept[1:]
+        scores = sums[firsts] + sums[seconds]
         if cjk is None:
-            logits = [self.biases["en"] + score for score in scores]
+            logits = self.biases["en"] + scores
         else:
-            zh = map(or_, map(cjk.__getitem__, kept[:-1]), map(cjk.__getitem__, kept[1:]))
-            bias = (self.biases["en"], self.biases["zh"])
-            logits = list(map(add, map(bias.__getitem__, zh), scores))
-        best = logits.index(max(logits))  # the first of equals
-        first, last = kept[best], kept[best + _WINDOW_CLAUSES - 1]
-        # offsets: the clauses before, each with its mark
-        start = sum(map(len, parts[:first])) + first
-        end = sum(map(len, parts[: last + 1])) + last
-        return Window(start, end, _logistic(logits[best]))
+            zh = cjk[firsts] | cjk[seconds]
+            logits = np.where(zh, self.biases["zh"], self.biases["en"]) + scores
+        best = int(logits.argmax())  # the first of equals
+        first, last = int(kept[best]), int(kept[best + _WINDOW_CLAUSES - 1])
+        if len(spelt.units) == len(view):  # one unit per character: offsets are unit offsets
+            marks = np.flatnonzero(spelt.units == _MARK_UNIT)
+            start = int(marks[first - 1]) + 1 if first else 0
+            end = int(marks[last]) if last < len(marks) else len(view)
+        else:  # a character beyond the 16-bit range is two units
+            parts = view.split(CLAUSE_MARK)
+            # offsets: the clauses before, each with its mark
+            start = sum(map(len, parts[:first])) + first
+            end = sum(map(len, parts[: last + 1])) + last
+        return Window(start, end, _logistic(float(logits[best])))
 
-    @cached_property
-    def _tables(self) -> _Tables:
-        return _Tables.of(self.weights)
-
-    def to_json(self) -> str:
-        weights = {gram: round(weight, 4) for gram, weight in sorted(self.weights.items())}
-        body = {
+    def save(self, path: Path) -> None:
+        """Write the model file: byte for byte the same for the same model (fixed zip entry
+        times, weights rounded to 4 decimals, levels to 6, as the JSON file had them)."""
+        meta = {
             "biases": {lang: round(bias, 6) for lang, bias in sorted(self.biases.items())},
             "threshold": self.threshold,
             "vetoes": {lang: round(level, 6) for lang, level in sorted(self.vetoes.items())},
             "strict_vetoes": {
                 lang: round(level, 6) for lang, level in sorted(self.strict_vetoes.items())
             },
-            "weights": weights,
         }
-        return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        entries = {
+            _META: json.dumps(meta, separators=(",", ":")).encode(),
+            _WORDS: "\n".join(self.weights.words).encode(),
+        }
+        for kind in _KINDS:
+            rounded = np.array([round(weight, 4) for weight in self.weights.values[kind].tolist()])
+            entries[f"{kind}.npy"] = _npy(self.weights.grams[kind])
+            entries[f"{kind}{_VALUES}.npy"] = _npy(rounded)
+        # stored, not compressed: the weights hardly compress, and a stored entry loads as is
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+            for name, body in entries.items():
+                archive.writestr(zipfile.ZipInfo(name, date_time=_ENTRY_TIME), body)
 
 
-# Scoring a whole view at once, by C-level maps over all its n-grams: the same sums as
-# `clause_features` clause by clause (a test keeps them equal), without the per-clause Python
-# work or a string built per CJK n-gram (2,000 characters of Chinese are 7,500 n-grams).
-_ENCODING = "utf-16-le"  # every CJK character of the class is one 16-bit unit
-_NOT_CJK = re.compile(rf"[^{CJK_CLASS}{re.escape(CLAUSE_MARK)}]+")
-_EDGE = "#"  # the end of one CJK run and the start of the next (`$^`), in the scored string
-_LATIN_TOKEN = re.compile(rf"[a-z]+|{re.escape(CLAUSE_MARK)}")
+def _npy(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.ascontiguousarray(array), allow_pickle=False)
+    return buffer.getvalue()
 
 
-def _codes(grams: list[str], size: int) -> list[int]:
-    """CJK n-grams (1 to 3 characters) as the integers their UTF-16 units make, zero-padded to
-    `size` units, read the way `_Tables.cjk_weights` reads them from the scored string."""
-    padded = "".join(gram.ljust(size, "\0") for gram in grams)
-    return memoryview(padded.encode(_ENCODING)).cast({1: "H", 2: "I", 4: "Q"}[size]).tolist()
+_META = "meta.json"
+_WORDS = "words.txt"
+_VALUES = "_weights"
+_ENTRY_TIME = (1980, 1, 1, 0, 0, 0)  # the zip format's earliest: the same bytes on every write
+_EDGE = "#"  # a CJK run's start (`^`) or end (`$`), as the tables spell it
+_EDGE_UNIT = ord(_EDGE)
+# Per kind of n-gram, how many integers spell one: latin n-grams as word numbers (a word, a
+# pair, a pair with one word between), CJK ones as UTF-16 units (every CJK character of the
+# class is one unit).
+_KINDS = {"word": 1, "word_pair": 2, "word_skip": 2, "cjk_char": 1, "cjk_pair": 2, "cjk_triple": 3}
+_CJK_KINDS = ("cjk_char", "cjk_pair", "cjk_triple")
+_ENCODING = "utf-16-le"
 
 
-def _edge_spelling(gram: str) -> str:
-    """A CJK n-gram as the scored string spells it: a run's start (`^`) and end (`$`) are `#`."""
-    return gram.replace("^", _EDGE).replace("$", _EDGE)
+@dataclass(frozen=True, eq=False)
+class Weights:
+    """The weights as arrays, the model file's layout: per kind of n-gram (`_KINDS`) its rows
+    of integers, sorted, and their weights. Latin words are numbered from 1 in sorted order
+    (`words`); a CJK run's edges are spelt `#` (`^a` and `a$` stay apart by position)."""
+
+    words: tuple[str, ...]
+    grams: dict[str, np.ndarray]  # kind -> (n, length) integers, rows in ascending order
+    values: dict[str, np.ndarray]  # kind -> (n,) float64
+
+    @classmethod
+    def of(cls, weights: Mapping[str, float]) -> Weights:
+        latin = [(gram.split(" "), w) for gram, w in weights.items() if gram.isascii()]
+        words = tuple(sorted({word for parts, _ in latin for word in (parts[0], parts[-1])}))
+        number = dict(zip(words, count(1)))
+        rows: dict[str, list[list[int]]] = {kind: [] for kind in _KINDS}
+        found: dict[str, list[float]] = {kind: [] for kind in _KINDS}
+        for parts, w in latin:
+            kind = ("word", "word_pair", "word_skip")[len(parts) - 1]  # "a * c": a and c
+            rows[kind].append([number[parts[0]], number[parts[-1]]][: _KINDS[kind]])
+            found[kind].append(w)
+        for gram, w in weights.items():
+            if not gram.isascii():
+                spelt = gram.replace("^", _EDGE).replace("$", _EDGE)
+                kind = _CJK_KINDS[len(gram) - 1]
+                rows[kind].append(list(memoryview(spelt.encode(_ENCODING)).cast("H")))
+                found[kind].append(w)
+        grams, values = {}, {}
+        for kind, length in _KINDS.items():
+            dtype = np.uint16 if kind in _CJK_KINDS else np.int32
+            table = np.array(rows[kind], dtype=dtype).reshape(-1, length)
+            order = np.lexsort(table.T[::-1])
+            grams[kind] = table[order]
+            values[kind] = np.array(found[kind], dtype=np.float64)[order]
+        return cls(words, grams, values)
+
+    @classmethod
+    def read(cls, archive: np.lib.npyio.NpzFile) -> Weights:
+        words = archive[_WORDS].decode()
+        return cls(
+            tuple(words.split("\n")) if words else (),
+            {kind: archive[kind] for kind in _KINDS},
+            {kind: archive[kind + _VALUES] for kind in _KINDS},
+        )
+
+    def __len__(self) -> int:
+        return sum(map(len, self.values.values()))
+
+    def as_dict(self) -> dict[str, float]:
+        """The weights by n-gram, as `clause_features` spells them."""
+        spelt: dict[str, float] = {}
+        words = ("", *self.words)
+        for kind, joiner in (("word", ""), ("word_pair", " "), ("word_skip", " * ")):
+            grams = (joiner.join(map(words.__getitem__, row)) for row in self.grams[kind].tolist())
+            spelt.update(zip(grams, self.values[kind].tolist(), strict=True))
+        for kind in _CJK_KINDS:
+            for row, w in zip(self.grams[kind], self.values[kind].tolist(), strict=True):
+                gram = row.astype("<u2").tobytes().decode(_ENCODING)
+                if len(gram) > 1:
+                    gram = gram[0].replace(_EDGE, "^") + gram[1:-1] + gram[-1].replace(_EDGE, "$")
+                spelt[gram] = w
+        return spelt
+
+    @cached_property
+    def tables(self) -> _Tables:
+        return _Tables.of(self)
+
+
+# Scoring a whole view at once, vectorised over all its positions: the same sums as
+# `clause_features` clause by clause (a test keeps them equal), without a Python step or a
+# string per n-gram (2,000 characters of Chinese are 7,500 n-grams).
+_MARK_UNIT = ord(CLAUSE_MARK)
+# Each UTF-16 unit as the CJK tables read it: a CJK character as itself, anything else as an
+# edge (so an n-gram across two runs, or across a clause mark, holds an edge inside and is no key).
+_CJK_OR_EDGE = np.full(0x10000, _EDGE_UNIT, dtype=np.int64)
+for _first, _last in re.findall(r"(.)-(.)", CJK_CLASS):
+    _CJK_OR_EDGE[ord(_first) : ord(_last) + 1] = np.arange(ord(_first), ord(_last) + 1)
+_IS_CJK = _CJK_OR_EDGE != _EDGE_UNIT
+_IS_CJK_BYTES = _IS_CJK.tobytes()  # the same, read one unit at a time in Python
+_SHORT_VIEW = 64  # characters: at most this many are scored in Python (see `short_score`)
+_UINT64 = (1 << 64) - 1
+# A unit that makes a clause not blank (`str.strip` would keep it): not a space, not a mark.
+_NOT_BLANK = np.ones(0x10000, dtype=bool)
+_NOT_BLANK[[ord(space) for space in filter(str.isspace, map(chr, range(0x10000)))]] = False
+_NOT_BLANK[_MARK_UNIT] = False
+
+
+@dataclass(frozen=True)
+class _Sorted:
+    """A lookup table as sorted keys and their values, with a last key above every other (so a
+    search never runs off the end)."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, values: np.ndarray) -> _Sorted:
+        order = keys.argsort(kind="stable")
+        return cls(np.append(keys[order], np.iinfo(np.int64).max), np.append(values[order], 0.0))
+
+    def get(self, keys: np.ndarray, default: np.ndarray | float) -> np.ndarray:
+        at = self.keys.searchsorted(keys)
+        return np.where(self.keys[at] == keys, self.values[at], default)
+
+    @cached_property
+    def _scalars(self) -> tuple[memoryview, memoryview]:
+        return memoryview(self.keys), memoryview(self.values)
+
+    def get_one(self, key: int, default: float) -> float:
+        keys, values = self._scalars
+        at = bisect_left(keys, key)
+        return values[at] if keys[at] == key else default
+
+
+_MULTIPLIER = 0x9E3779B97F4A7C15  # Fibonacci hashing: 2**64 / the golden ratio
+_HASH_MULTIPLIER = np.uint64(_MULTIPLIER)
+_NO_KEY = -1  # no n-gram's key is negative
+
+
+@dataclass(frozen=True)
+class _Keyed:
+    """A lookup table for integer keys, looked up for a whole array of keys at once: a hash
+    table with twice as many slots as keys, each key in its home slot, and the keys whose home
+    another key took in a small sorted table, searched only for the keys homed where that
+    happened. A lookup is a few array operations, with no loop and about one memory access per
+    key (a binary search over the 141k triples took four times as long)."""
+
+    shift: np.uint64  # a key's home slot: the top bits of key * _HASH_MULTIPLIER
+    keys: np.ndarray  # by slot (_NO_KEY: empty)
+    values: np.ndarray  # by slot
+    crowded: np.ndarray  # by slot: whether a key homed there is in `others`
+    others: _Sorted
+
+    @classmethod
+    def of(cls, keys: np.ndarray, values: np.ndarray) -> _Keyed:
+        keys = keys.astype(np.int64)
+        bits = max(1, (2 * len(keys) - 1).bit_length())
+        shift = np.uint64(64 - bits)
+        homes = _homes(keys, shift)
+        slot_keys = np.full(1 << bits, _NO_KEY, dtype=np.int64)
+        # of the keys with the same home, one stays there (which one, the check after says)
+        slot_keys[homes] = keys
+        placed = slot_keys[homes] == keys
+        slot_values = np.zeros(1 << bits)
+        slot_values[homes[placed]] = values[placed]
+        crowded = np.zeros(1 << bits, dtype=bool)
+        crowded[homes[~placed]] = True
+        others = _Sorted.of(keys[~placed], values[~placed])
+        return cls(shift, slot_keys, slot_values, crowded, others)
+
+    @cached_property
+    def _scalars(self) -> tuple[int, memoryview, memoryview, memoryview]:
+        # memoryviews: an item reads as a Python int or float at once
+        shift = int(self.shift)
+        return shift, memoryview(self.keys), memoryview(self.values), memoryview(self.crowded)
+
+    def get_one(self, key: int, default: float) -> float:
+        """`get` for one key, in Python (the same slots, the same value)."""
+        shift, keys, values, crowded = self._scalars
+        home = (key * _MULTIPLIER & _UINT64) >> shift
+        if keys[home] == key:
+            return values[home]
+        return self.others.get_one(key, default) if crowded[home] else default
+
+    def get(self, keys: np.ndarray, default: np.ndarray | float) -> np.ndarray:
+        homes = _homes(keys, self.shift)
+        found = np.where(self.keys[homes] == keys, self.values[homes], default)
+        elsewhere = np.flatnonzero(self.crowded[homes])
+        if elsewhere.size:
+            found[elsewhere] = self.others.get(keys[elsewhere], found[elsewhere])
+        return found
+
+
+def _homes(keys: np.ndarray, shift: np.uint64) -> np.ndarray:
+    return ((keys.astype(np.uint64) * _HASH_MULTIPLIER) >> shift).astype(np.intp)
+
+
+def _key(rows: np.ndarray, bits: int) -> np.ndarray:
+    """Rows of integers as one integer each, the first highest (in the rows' order)."""
+    keys = np.zeros(len(rows), dtype=np.int64)
+    for column in rows.T.astype(np.int64):
+        keys = keys << bits | column
+    return keys
 
 
 @dataclass(frozen=True)
 class _Tables:
-    """The weights, laid out for scoring a whole view. CJK n-grams are keyed by the integer of
-    their UTF-16 units, and each holds the weights of its prefixes too (a pair holds its first
-    character's, a triple its first pair's and character's), so a position costs one lookup
-    per length with the shorter one as the default."""
+    """The weights, laid out for scoring a whole view. Each n-gram's entry holds the weights
+    of its prefixes too (a word pair its first word's, a CJK pair its first character's, a
+    triple its first pair's and character's), so a position's sum is the longest n-gram found
+    there, the shorter ones as the default: the same floats, summed in the same order, as
+    adding up `clause_features`' n-grams one by one."""
 
     words: dict[str, int]  # every word of a latin n-gram -> its number (from 1)
     word_bits: int  # a word pair is keyed `first << word_bits | second`
-    latin_words: list[float]  # by word number (0: a word no n-gram holds, or a clause mark)
-    latin_pairs: dict[int, float]  # "a b" -> w(a) + w(a b)
-    latin_skips: dict[int, float]  # "a * c" -> w(a * c)
-    cjk_chars: list[float]  # by UTF-16 unit
-    cjk_pairs: dict[int, float]  # ab -> w(a) + w(ab)
-    cjk_triples: dict[int, float]  # abc -> w(a) + w(ab) + w(abc)
+    latin_words: np.ndarray  # by word number (0: a word no n-gram holds)
+    # pairs and pairs with one word between in one table (one lookup for both): "a b" -> w(a) +
+    # w(a b), "a * c" -> w(a * c), keyed with `skip_flag` set
+    latin_grams: _Keyed
+    skip_flag: int
+    cjk_chars: np.ndarray  # by UTF-16 unit
+    # pairs and triples in one table (one lookup for both): ab -> w(a) + w(ab), abc -> w(a) +
+    # w(ab) + w(abc); a pair's key is below 2**32, a triple's above
+    cjk_grams: _Keyed
 
     @classmethod
-    def of(cls, weights: dict[str, float]) -> _Tables:
-        latin = {tuple(gram.split(" ")): w for gram, w in weights.items() if gram.isascii()}
-        words: dict[str, int] = {}
-        for gram in latin:
-            for word in gram[:: len(gram) - 1 or 1]:  # "a * c": the words are a and c
-                words.setdefault(word, len(words) + 1)
-        bits = len(words).bit_length()
-        latin_words = [0.0] * (len(words) + 1)
-        latin_pairs: dict[int, float] = {}
-        latin_skips: dict[int, float] = {}
-        for gram, w in latin.items():
-            if len(gram) == 1:
-                latin_words[words[gram[0]]] = w
-                continue
-            key = words[gram[0]] << bits | words[gram[-1]]
-            if len(gram) == 2:
-                latin_pairs[key] = latin.get(gram[:1], 0.0) + w
-            else:
-                latin_skips[key] = w
-        cjk = {gram: w for gram, w in weights.items() if not gram.isascii()}
-        chars = [0.0] * 0x10000
-        for gram, w in cjk.items():
-            if len(gram) == 1:
-                chars[ord(gram)] = w
-        tables: list[dict[int, float]] = []
-        # Equal sums share one float (fewer objects for the lookups to reach in memory).
-        floats: dict[float, float] = {}
-        for length, size in ((2, 2), (3, 4)):
-            grams = [gram for gram in cjk if len(gram) == length]
-            # the weights of its prefixes too: w(a) + w(ab) (+ w(abc))
-            totals = [
-                sum(cjk.get(gram[:end], 0.0) for end in range(1, length)) + cjk[gram]
-                for gram in grams
-            ]
-            codes = _codes(list(map(_edge_spelling, grams)), size)
-            tables.append(dict(zip(codes, map(floats.setdefault, totals, totals), strict=True)))
-        pairs, triples = tables
-        return cls(words, bits, latin_words, latin_pairs, latin_skips, chars, pairs, triples)
+    def of(cls, weights: Weights) -> _Tables:
+        grams, values = weights.grams, weights.values
+        bits = len(weights.words).bit_length()
+        latin_words = np.zeros(len(weights.words) + 1)
+        latin_words[grams["word"][:, 0]] = values["word"]
+        pairs = grams["word_pair"]
+        skip_flag = 1 << 2 * bits
+        latin_grams = _Keyed.of(
+            np.concatenate((_key(pairs, bits), skip_flag | _key(grams["word_skip"], bits))),
+            np.concatenate((latin_words[pairs[:, 0]] + values["word_pair"], values["word_skip"])),
+        )
+        cjk_chars = np.zeros(0x10000)
+        cjk_chars[grams["cjk_char"][:, 0]] = values["cjk_char"]
+        pairs, triples = grams["cjk_pair"], grams["cjk_triple"]
+        pair_keys = _key(pairs, 16)
+        own_pairs = _Keyed.of(pair_keys, values["cjk_pair"])
+        first_pairs = own_pairs.get(_key(triples[:, :2], 16), 0.0)
+        cjk_grams = _Keyed.of(
+            np.concatenate((pair_keys, _key(triples, 16))),
+            np.concatenate(
+                (
+                    cjk_chars[pairs[:, 0]] + values["cjk_pair"],
+                    cjk_chars[triples[:, 0]] + first_pairs + values["cjk_triple"],
+                )
+            ),
+        )
+        words = dict(zip(weights.words, count(1)))
+        return cls(words, bits, latin_words, latin_grams, skip_flag, cjk_chars, cjk_grams)
 
-    def clause_sums(self, view: str) -> tuple[list[float], list[bool] | None]:
+    def short_score(self, view: str) -> tuple[float, bool]:
+        """The weights' sum over a short view's n-grams, and whether it holds a CJK character:
+        the lookups of `clause_sums`, one position at a time in Python (for a few dozen
+        characters, cheaper than numpy's cost per call), summed in the same order (the same
+        float as summing `clause_sums`)."""
+        total, zh = 0, False
+        for clause in view.split(CLAUSE_MARK):
+            score = self._short_latin(clause) if _WORD.search(clause) else 0.0
+            units = memoryview(clause.encode(_ENCODING, "surrogatepass")).cast("H")
+            if any(map(_IS_CJK_BYTES.__getitem__, units)):
+                zh = True
+                score += self._short_cjk(units)
+            total += score
+        return total, zh
+
+    def _short_latin(self, clause: str) -> float:
+        numbers = list(map(self.words.get, _WORD.findall(clause), repeat(0)))
+        words, get = self._latin_words, self.latin_grams.get_one
+        total = 0
+        for at, number in enumerate(numbers):
+            first = number << self.word_bits
+            weight = words[number]
+            if at + 1 < len(numbers):
+                weight = get(first | numbers[at + 1], weight)
+            if at + 2 < len(numbers):
+                weight += get(self.skip_flag | first | numbers[at + 2], 0.0)
+            total += weight
+        return total
+
+    def _short_cjk(self, units: memoryview) -> float:
+        edged = [_EDGE_UNIT, *(u if _IS_CJK_BYTES[u] else _EDGE_UNIT for u in units)]
+        edged += (_EDGE_UNIT, _EDGE_UNIT)
+        chars, get = self._cjk_chars, self.cjk_grams.get_one
+        total = 0
+        for at in range(len(units) + 1):
+            first = edged[at]
+            pair = first << 16 | edged[at + 1]
+            total += get(pair << 16 | edged[at + 2], get(pair, chars[first]))
+        return total
+
+    @cached_property
+    def _latin_words(self) -> memoryview:
+        return memoryview(self.latin_words)
+
+    @cached_property
+    def _cjk_chars(self) -> memoryview:
+        return memoryview(self.cjk_chars)
+
+    def clause_sums(
+        self, view: str, spelt: _Spelt | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """The weights' sum over each clause of `view.split(CLAUSE_MARK)`, blank ones included,
-        and whether each holds a CJK character (None: no clause does)."""
-        sums = [0.0] * (view.count(CLAUSE_MARK) + 1)
-        cjk = None
-        has_cjk = contains_cjk(view)
-        if _WORD.search(view):
-            sums = self._sparse_latin_sums(view, sums) if has_cjk else self._latin_sums(view)
-        if has_cjk:
-            cjk_sums, cjk = self._cjk_sums(view)
-            sums = list(map(add, sums, cjk_sums))
-        return sums, cjk
+        and whether each holds a CJK character (None: no clause does). `spelt`: the view's
+        units, when the caller has them."""
+        spelt = spelt or _Spelt.of(view)
+        letters = spelt.units - np.uint16(ord("a")) < 26  # (below "a" wraps around)
+        if letters.any():
+            sums = self._latin_sums(view, spelt, letters)
+        else:
+            sums = np.zeros(spelt.clauses)
+        is_cjk = _IS_CJK[spelt.units]
+        if not is_cjk.any():
+            return sums, None
+        cjk = np.zeros(spelt.clauses, dtype=bool)
+        cjk[spelt.clause[1:][is_cjk]] = True
+        return sums + self._cjk_sums(spelt), cjk
 
-    def _sparse_latin_sums(self, view: str, sums: list[float]) -> list[float]:
-        """`_latin_sums` of a view whose latin words are in a few of its clauses (Chinese with
-        an "ok" or an "app"): only those clauses are scored, joined by clause marks (no n-gram
-        crosses one, so each clause's sum is the same), the others stay 0."""
-        clauses = view.split(CLAUSE_MARK)
-        worded = list(compress(count(), map(_WORD.search, clauses)))
-        scored = self._latin_sums(CLAUSE_MARK.join(map(clauses.__getitem__, worded)))
-        for index, total in zip(worded, scored, strict=True):
-            sums[index] = total
-        return sums
-
-    def _latin_sums(self, view: str) -> list[float]:
-        # Two tokens per clause mark: no word pair, nor pair with one word between, spans one.
-        tokens = _LATIN_TOKEN.findall(view.replace(CLAUSE_MARK, CLAUSE_MARK * 2))
-        numbers = list(map(self.words.get, tokens, repeat(0)))  # a pair with a 0 is no key
-        firsts = list(map(lshift, numbers, repeat(self.word_bits)))
-        at = list(
-            map(
-                add,
-                # 0 (no key) as the last pair: the last word's own weight is its default
-                map(
-                    self.latin_pairs.get,
-                    chain(map(or_, firsts, numbers[1:]), (0,)),
-                    map(self.latin_words.__getitem__, numbers),
-                ),
-                chain(
-                    map(self.latin_skips.get, map(or_, firsts, numbers[2:]), repeat(0.0)),
-                    (0.0, 0.0),
-                ),
-            )
+    def _latin_sums(self, view: str, spelt: _Spelt, letters: np.ndarray) -> np.ndarray:
+        # The words: the view's runs of latin letters, each in the clause of its first letter
+        # (no word pair, nor pair with one word between, spans two clauses).
+        starts = letters.copy()
+        starts[1:] &= ~letters[:-1]
+        clause = spelt.clause[1:][starts]
+        words = _WORD.findall(view)  # (in order, the same runs)
+        size = len(words)
+        # a word no n-gram holds is 0: a pair with a 0 is no key
+        numbers = np.fromiter(map(self.words.get, words, repeat(0)), np.int64, size)
+        firsts = numbers << self.word_bits
+        found = self.latin_grams.get(
+            np.concatenate((firsts[:-1] | numbers[1:], self.skip_flag | firsts[:-2] | numbers[2:])),
+            np.nan,
         )
-        # A clause's n-grams start between the first of its opening marks and the next one's.
-        marks = list(compress(count(), map(eq, tokens, repeat(CLAUSE_MARK))))[::2]
-        return _segment_sums(at, [0, *marks], [*marks, len(at)])
+        pairs, skips = found[: size - 1], found[size - 1 :]
+        pairs[clause[1:] != clause[:-1]] = np.nan
+        skips[clause[2:] != clause[:-2]] = np.nan
+        at = self.latin_words[numbers]
+        # the last word's own weight is its default (no pair starts there)
+        at[:-1] = np.where(np.isnan(pairs), at[:-1], pairs)
+        at[:-2] += np.where(np.isnan(skips), 0.0, skips)
+        return np.bincount(clause, weights=at, minlength=spelt.clauses)
 
-    def _cjk_sums(self, view: str) -> tuple[list[float], list[bool]]:
-        # The CJK runs, one character between two (`#`, or the clause mark where there is
-        # one, read as `#`): `#run#run|run#`. Every n-gram within a run, with its edges, is
-        # spelt there once; the others hold an edge inside and are no key.
-        core = _NOT_CJK.sub(_EDGE, view)
-        core = core.replace(_EDGE + CLAUSE_MARK, CLAUSE_MARK).replace(
-            CLAUSE_MARK + _EDGE, CLAUSE_MARK
+    def _cjk_sums(self, spelt: _Spelt) -> np.ndarray:
+        size = len(spelt.units)
+        # The view as the tables read it, with an edge before and two after: an n-gram starts
+        # at the edge before the view (a run's start) and at each unit.
+        edged = np.full(size + 3, _EDGE_UNIT, dtype=np.int64)
+        edged[1 : size + 1] = _CJK_OR_EDGE[spelt.units]
+        pairs = edged[:-2] << 16 | edged[1:-1]
+        found = self.cjk_grams.get(np.concatenate((pairs << 16 | edged[2:], pairs)), np.nan)
+        triples, pairs = found[: size + 1], found[size + 1 :]
+        # the longest n-gram found (no weight is NaN)
+        at = np.where(
+            np.isnan(triples),
+            np.where(np.isnan(pairs), self.cjk_chars[edged[:-2]], pairs),
+            triples,
         )
-        edged = _EDGE + core + _EDGE
-        at = self.cjk_weights(edged.replace(CLAUSE_MARK, _EDGE))
-        clauses = edged.split(CLAUSE_MARK)
-        lengths = list(map(len, clauses))
         # A clause's n-grams start from its opening mark (a run's start) to the next mark.
-        ends = list(map(add, accumulate(lengths), count()))
-        cjk = list(map(bool, map(str.strip, clauses, repeat(_EDGE))))
-        return _segment_sums(at, [0, *ends[:-1]], ends), cjk
-
-    def cjk_weights(self, edged: str) -> list[float]:
-        """Per position of `edged`, the weights of the character, pair and triple it starts.
-        The codes are read from the UTF-16 bytes as 16-, 32- and 64-bit integers: pairs at
-        even and odd positions from two reads; triples at each position modulo 4 from a copy
-        with every fourth character zeroed, so that each 64-bit read holds three characters."""
-        size = len(edged)
-        raw = edged.encode(_ENCODING) + bytes(8)  # a code with a zero unit is no key
-        chars = memoryview(raw).cast("H")
-        pairs = [
-            memoryview(raw)[2 * odd : 2 * odd + 4 * ((len(raw) - 2 * odd) // 4)].cast("I")
-            for odd in (0, 1)
-        ]
-        at = [0.0] * size
-        for phase in range(4):
-            length = len(range(phase, size, 4))
-            if not length:
-                continue
-            masked = bytearray(raw)
-            for byte in (2 * phase + 6, 2 * phase + 7):  # the fourth character from `phase`
-                masked[byte::8] = bytes(len(range(byte, len(masked), 8)))
-            triples = memoryview(masked)[2 * phase : 2 * phase + 8 * length].cast("Q")
-            at[phase::4] = map(
-                self.cjk_triples.get,
-                triples,
-                map(
-                    self.cjk_pairs.get,
-                    pairs[phase % 2][phase // 2 :: 2][:length],
-                    map(self.cjk_chars.__getitem__, chars[phase::4][:length]),
-                ),
-            )
-        return at
+        return np.bincount(spelt.clause, weights=at, minlength=spelt.clauses)
 
 
-def _segment_sums(at: list[float], starts: list[int], ends: list[int]) -> list[float]:
-    """The sums of `at[start:end]` for segments that follow one another from 0: summed from one
-    iterator, in the same order as a slice's sum (the same floats), without copying slices."""
-    values = iter(at)
-    return list(map(sum, map(islice, repeat(values), map(sub, ends, starts))))
+@dataclass(frozen=True)
+class _Spelt:
+    """A view as UTF-16 units (a character beyond the 16-bit range is two), with their clauses."""
+
+    units: np.ndarray
+    clause: np.ndarray  # per position from the edge before the view: 0, then each unit's clause
+    clauses: int  # as many as `view.split(CLAUSE_MARK)` gives
+
+    @classmethod
+    def of(cls, view: str) -> _Spelt:
+        # (a lone surrogate, which JSON lets a client send, is one unit as well)
+        units = np.frombuffer(view.encode(_ENCODING, "surrogatepass"), dtype=np.uint16)
+        marks = np.zeros(len(units) + 1, dtype=np.int64)
+        marks[1:] = units == _MARK_UNIT
+        clause = marks.cumsum()  # a clause mark opens the next clause
+        return cls(units, clause, int(clause[-1]) + 1)
 
 
 def _logistic(score: float) -> float:
@@ -323,13 +556,10 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
     path = data_dir / MODEL_FILE
     if not path.exists():
         return None
-    body = json.loads(path.read_text(encoding="utf-8"))
-    model = NgramModel(
-        body["weights"],
-        body["biases"],
-        body["threshold"],
-        body.get("vetoes", {}),
-        body.get("strict_vetoes", {}),
+    with np.load(path) as archive:
+        meta = json.loads(archive[_META])
+        weights = Weights.read(archive)
+    _ = weights.tables  # laid out now, with the weights, rather than on the first message
+    return NgramModel(
+        weights, meta["biases"], meta["threshold"], meta["vetoes"], meta["strict_vetoes"]
     )
-    _ = model._tables  # laid out now, with the weights, rather than on the first message
-    return model

@@ -1,6 +1,6 @@
 """Train the n-gram risk model (agents/safety/ngram.py) and write its weights to the repository.
 
-    .venv/bin/python -m agents.safety.train_ngram          # train, report, write the JSON
+    .venv/bin/python -m agents.safety.train_ngram          # train, report, write the model file
     .venv/bin/python -m agents.safety.train_ngram --cv 5   # 5-fold cross-validation first
 
 Training data (`tests/data/`): the development set, the tuning set and the training sets
@@ -40,7 +40,15 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agents.safety.detector import MODEL_MAY_HOLD_BACK, CrisisDetector
-from agents.safety.ngram import LANGS, MODEL_FILE, THRESHOLD, NgramModel, features, language
+from agents.safety.ngram import (
+    LANGS,
+    MODEL_FILE,
+    THRESHOLD,
+    NgramModel,
+    Weights,
+    features,
+    language,
+)
 from agents.safety.normalise import DATA_DIR, normalise
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data"
@@ -276,7 +284,7 @@ class _Trainer:
     def model(self) -> NgramModel:
         names = {index: gram for gram, index in self.vocabulary.items()}
         kept = {names[i]: w for i, w in enumerate(self.weights) if abs(w) >= MIN_WEIGHT}
-        return NgramModel(kept, dict.fromkeys(LANGS, self.bias))
+        return NgramModel(Weights.of(kept), dict.fromkeys(LANGS, self.bias))
 
 
 def _logistic(score: float) -> float:
@@ -610,7 +618,7 @@ def main() -> None:
     model = replace(
         at_thresholds(model, thresholds), vetoes=veto.levels, strict_vetoes=veto.strict_levels
     )
-    args.out.write_text(model.to_json() + "\n", encoding="utf-8")
+    model.save(args.out)
     for name in TRAINING_SETS + ORDINARY_SETS + SELECTION_SETS:
         print(_fingerprint(args.data, name))
     print(

@@ -11,10 +11,12 @@ import pytest
 
 from agents.safety import CrisisDetector
 from agents.safety.detector import MODEL_BENIGN, MODEL_MAY_HOLD_BACK
-from agents.safety.ngram import NgramModel, load_model
+from agents.safety.ngram import NgramModel, Weights, load_model
 
 # A model that reads everything as benign (no weights, a very low bias), vetoing below 0.5.
-CALM = NgramModel(weights={}, biases={"en": -10.0, "zh": -10.0}, vetoes={"en": 0.5, "zh": 0.5})
+CALM = NgramModel(
+    weights=Weights.of({}), biases={"en": -10.0, "zh": -10.0}, vetoes={"en": 0.5, "zh": 0.5}
+)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +52,7 @@ def test_means_self_harm_and_farewells_are_not_held_back_at_the_wishes_level(
 
 
 def test_without_veto_levels_the_model_holds_nothing_back() -> None:
-    silent = NgramModel(weights={}, biases={"en": -10.0, "zh": -10.0})
+    silent = NgramModel(weights=Weights.of({}), biases={"en": -10.0, "zh": -10.0})
     assert CrisisDetector(model=silent).detect("I want to kill myself").risky
 
 

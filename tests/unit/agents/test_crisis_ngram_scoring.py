@@ -1,12 +1,13 @@
-"""The n-gram layer's fast scoring (whole view at once, integer-coded CJK n-grams) gives the
-scores of the plain one: every clause's n-grams by `clause_features`, looked up one by one, and
-every window of two adjacent clauses scored from its own text."""
+"""The n-gram layer's fast scoring (whole view at once, vectorised over integer-coded
+n-grams) gives the scores of the plain one: every clause's n-grams by `clause_features`,
+looked up one by one, and every window of two adjacent clauses scored from its own text."""
 
 from __future__ import annotations
 
 import json
 import math
 import random
+from functools import cache
 from itertools import pairwise
 from pathlib import Path
 
@@ -14,14 +15,16 @@ import pytest
 
 from agents.safety import CrisisDetector
 from agents.safety.ngram import (
+    MODEL_FILE,
     THRESHOLD,
     NgramModel,
+    Weights,
     Window,
     clause_features,
     language,
     load_model,
 )
-from agents.safety.normalise import CLAUSE_MARK, normalise
+from agents.safety.normalise import CLAUSE_MARK, DATA_DIR, normalise
 from agents.safety.train_ngram import ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -52,15 +55,37 @@ def _long_messages(texts: list[str], count: int) -> list[str]:
     """2 to 40 cases joined by clause ends, spaces, contrasts, blank clauses or nothing: long
     messages of both scripts, mixed, with clauses of every length."""
     rng = random.Random(11)
-    joiners = [". ", "。", " ", "，", "\n", " but ", "但是", "! ", "", " - ", "\n\n\n", "…", "ok"]
+    # (emoji are two UTF-16 units: the scorer's offsets must still be the view's)
+    joiners = [
+        ". ",
+        "。",
+        " ",
+        "，",
+        "\n",
+        " but ",
+        "但是",
+        "! ",
+        "",
+        " - ",
+        "\n\n\n",
+        "…",
+        "ok",
+        " 😭 ",
+    ]
     return [
         rng.choice(joiners).join(rng.choice(texts) for _ in range(rng.randint(2, 40)))
         for _ in range(count)
     ]
 
 
+@cache
+def _by_gram(weights: Weights) -> dict[str, float]:
+    return weights.as_dict()
+
+
 def _plain_clause_score(model: NgramModel, clause: str) -> float:
-    return sum(model.weights.get(gram, 0.0) for gram in clause_features(clause))
+    weights = _by_gram(model.weights)
+    return sum(weights.get(gram, 0.0) for gram in clause_features(clause))
 
 
 def _plain_logit(model: NgramModel, text: str) -> float:
@@ -93,10 +118,23 @@ def _plain_riskiest(model: NgramModel, view: str) -> Window:
 
 def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
     views = [normalise(text) for text in [*texts, *_long_messages(texts, 150)]]
-    views += ["", CLAUSE_MARK, " | | ", "我", "a", "a|b", "我|你", "ab我cd你ef", "^$", "想死|"]
+    views += [
+        "",
+        CLAUSE_MARK,
+        " | | ",
+        "我",
+        "a",
+        "a|b",
+        "我|你",
+        "ab我cd你ef",
+        "^$",
+        "想死|",
+        "\ud83d想死",
+        "a😭b|想😭死",
+    ]
     differing = []
     for view in views:
-        fast, cjk = model._tables.clause_sums(view)
+        fast, cjk = model.weights.tables.clause_sums(view)
         clauses = view.split(CLAUSE_MARK)
         plain = [_plain_clause_score(model, clause) for clause in clauses]
         if len(fast) != len(plain) or any(
@@ -104,7 +142,10 @@ def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[st
         ):
             differing.append(view)
         has_cjk = [language(clause) == "zh" for clause in clauses]
-        if (cjk if cjk is not None else [False] * len(clauses)) != has_cjk:
+        if (cjk.tolist() if cjk is not None else [False] * len(clauses)) != has_cjk:
+            differing.append(view)
+        # a short view is scored one position at a time: the same float as the clause sums'
+        if model.weights.tables.short_score(view) != (sum(fast.tolist()), any(has_cjk)):
             differing.append(view)
     assert differing == []
 
@@ -137,3 +178,41 @@ def test_detections_with_the_model_equal_the_plain_scoring(
         (d.risky, d.signals, d.matches, d.held_back) for d in plain
     ]
     assert sum(d.signals == ("ngram_model",) for d in fast) > 0
+
+
+def test_the_shipped_model_file_is_what_saving_the_model_writes(
+    model: NgramModel, tmp_path: Path
+) -> None:
+    # Saving writes the same bytes every time (so retraining on the same data changes no byte),
+    # and loading gives back every weight and level.
+    model.save(tmp_path / MODEL_FILE)
+    assert (tmp_path / MODEL_FILE).read_bytes() == (DATA_DIR / MODEL_FILE).read_bytes()
+    again = load_model.__wrapped__(tmp_path)
+    assert again is not None
+    assert again.weights.as_dict() == _by_gram(model.weights)
+    assert (again.biases, again.threshold, again.vetoes, again.strict_vetoes) == (
+        model.biases,
+        model.threshold,
+        model.vetoes,
+        model.strict_vetoes,
+    )
+
+
+def test_a_model_of_a_few_weights_scores_them(tmp_path: Path) -> None:
+    weights = {
+        "want": 1.0,
+        "want die": 2.0,
+        "want * now": 0.5,
+        "死": 0.25,
+        "想死": 4.0,
+        "^想死": 8.0,
+    }
+    model = NgramModel(Weights.of(weights), {"en": 0.0, "zh": 0.0})
+    assert Weights.of(weights).as_dict() == weights
+    assert model.score("i want die now") == 1.0 + 2.0 + 0.5
+    assert model.score("want|die now") == 1.0  # no n-gram crosses a clause mark
+    assert model.score("想死") == 0.25 + 4.0 + 8.0
+    assert model.score("我想死了") == 0.25 + 4.0
+    model.save(tmp_path / MODEL_FILE)
+    again = load_model.__wrapped__(tmp_path)
+    assert again is not None and again.score("我想死了 want die") == 0.25 + 4.0 + 1.0 + 2.0

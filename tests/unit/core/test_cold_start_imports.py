@@ -14,8 +14,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 
-# Loaded with the runtime (the startup probe builds it), never by importing the target module.
-RUNTIME_MODULES = ("google.adk", "google.genai", "agents", "confidant.bootstrap")
+# Loaded with the runtime (the startup probe builds it), never by importing the target module
+# (numpy: the crisis detector's n-gram layer, on by default, scores and loads with it).
+RUNTIME_MODULES = ("google.adk", "google.genai", "agents", "confidant.bootstrap", "numpy")
 # Never loaded on the embedded defaults (offline model, local wisdom, SQLite, no MCP server).
 CLOUD_ONLY_MODULES = (
     "litellm",
@@ -24,7 +25,6 @@ CLOUD_ONLY_MODULES = (
     "google.cloud.pubsub",
     "grpc",
     "mcp",
-    "numpy",
 )
 
 
