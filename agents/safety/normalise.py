@@ -236,6 +236,17 @@ def _join_split_letters(match: re.Match[str]) -> str:
     return letters
 
 
+def _whole_characters(text: str) -> str:
+    """`text` with every lone UTF-16 surrogate (JSON can spell one, `"\\ud83d"`; no UTF-8 text
+    holds it, and RE2 matches UTF-8) as U+FFFD, and a high one followed by a low one as the
+    character the pair spells."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def _nfkc(text: str) -> str:
     if unicodedata.is_normalized("NFKC", text):  # a quick check; NFKC itself is slow on CJK
         return text
@@ -276,7 +287,7 @@ def _has_triple(text: str) -> bool:
 
 def normalise(text: str) -> str:
     """The view of `text` that every crisis pattern is matched against (see module doc)."""
-    folded = _nfkc(text)
+    folded = _nfkc(_whole_characters(text))
     if _INVISIBLE.search(folded):
         folded = _INVISIBLE.sub("", folded)
     folded = folded.casefold()

@@ -11,6 +11,7 @@ import pytest
 from agents.safety import CrisisDetector, crisis_payload, crisis_reply, load_lexicons
 from agents.safety.detector import normalise_locale
 from agents.safety.lexicon import STRONG_SIGNALS, parse_lexicon
+from agents.safety.ngram import load_model
 from agents.safety.normalise import normalise
 from agents.safety.resources import reply_locale
 
@@ -167,6 +168,17 @@ def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reas
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
     assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize("with_model", [False, True])
+def test_a_lone_surrogate_neither_breaks_nor_hides_a_crisis(with_model: bool) -> None:
+    # JSON can spell half of a UTF-16 pair ("\\ud83d"); such a message still gets its verdict.
+    detector = CrisisDetector(model=load_model() if with_model else None)
+    assert detector.detect("\ud83d I want to kill myself tonight \udfff").risky
+    assert detector.detect("我想自杀\ud83d").risky
+    assert not detector.detect("\udfff\udfff\udfff see you at lunch \ud83d").risky
+    # a pair spelled as two halves is the character it spells
+    assert normalise("ok \ud83d\ude00") == normalise("ok \U0001f600")
 
 
 def test_every_strong_signal_has_patterns_in_both_languages() -> None:
