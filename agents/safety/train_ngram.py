@@ -93,6 +93,10 @@ TRAINING_SETS = (
     "crisis_train19_zh.jsonl",
     "crisis_train20_en.jsonl",
     "crisis_train20_zh.jsonl",
+    "crisis_train21_en.jsonl",
+    "crisis_train21_zh.jsonl",
+    "crisis_train22_en.jsonl",
+    "crisis_train22_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
@@ -118,6 +122,10 @@ ORDINARY_SETS = (
     "crisis_ordinary19_zh.jsonl",
     "crisis_ordinary20_en.jsonl",
     "crisis_ordinary20_zh.jsonl",
+    "crisis_ordinary21_en.jsonl",
+    "crisis_ordinary21_zh.jsonl",
+    "crisis_ordinary22_en.jsonl",
+    "crisis_ordinary22_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
     "crisis_former_heldout5_ordinary.jsonl",
 )
