@@ -219,7 +219,7 @@ class _Message:
         for lexicon in self.lexicons:
             patterns = lexicon.sections[section].patterns
             for index in self._persons(lexicon, text).get(section, ()):
-                yield from patterns[index].regex.finditer(text)
+                yield from patterns[index].finditer(text)
 
     def _person_in(self, section: str, text: str) -> bool:
         """`_found` for the sections of `LanguageLexicon.persons`."""
