@@ -162,9 +162,9 @@ class _Message:
     def spans(self, section: str) -> list[Match]:
         if section not in self._spans:
             self._spans[section] = [
-                Match(section, m.start(), m.end(), m.group())
+                Match(section, start, end, m.group())
                 for m in self._matches(section)
-                if m.end() > m.start()
+                if (end := m.end()) > (start := m.start())
             ]
         return self._spans[section]
 

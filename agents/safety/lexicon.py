@@ -98,12 +98,10 @@ class Pattern:
             return
         # A match is never empty (`_starts`), so after one the next is searched from its end,
         # and `match` at a position sees the text before it as `finditer` would.
-        find, match = self.starts.search, self.regex.match
-        while (start := find(text, pos, end)) is not None:
-            found = match(text, start.start(), end)
-            if found is None:
-                pos = start.start() + 1
-            else:
+        match = self.regex.match
+        for start in self.starts.finditer(text, pos, end):
+            at = start.start()
+            if at >= pos and (found := match(text, at, end)) is not None:
                 yield found
                 pos = found.end()
 
@@ -360,8 +358,9 @@ class ViewMatcher:
                 windows = found.windows[number]
             else:
                 windows = self._windows(view, number, pattern.clauses)
+            finditer = pattern.regex.finditer if pattern.starts is None else pattern.finditer
             for start, end in windows:
-                yield from pattern.finditer(view.text, start, end)
+                yield from finditer(view.text, start, end)
 
     def _windows(self, view: View, number: int, size: int) -> list[tuple[int, int]]:
         """Character spans where the pattern may match: each from where its over-approximation
@@ -497,10 +496,11 @@ def _starts(regex: re.Pattern[str]) -> re.Pattern[str] | None:
     chars, may_be_empty = _first_chars(parsed)
     if chars is None or may_be_empty or not chars:
         return None
-    text = "".join(sorted(chr(char) for char in chars))
-    if not _CJK_ONLY.fullmatch(text):
+    text = "".join(sorted(chr(char) for char in chars - {_DIGIT}))
+    if text and not _CJK_ONLY.fullmatch(text):
         return None
-    return re.compile(f"[{re.escape(text)}]")
+    digits = r"\d" if _DIGIT in chars else ""
+    return re.compile(f"[{re.escape(text)}{digits}]")
 
 
 def _first_chars(items: object) -> tuple[set[int] | None, bool]:
@@ -517,6 +517,8 @@ def _first_chars(items: object) -> tuple[set[int] | None, bool]:
                     chars.add(value)
                 elif item is sre.RANGE and value[1] - value[0] <= _MAX_START_RANGE:
                     chars.update(range(value[0], value[1] + 1))
+                elif item is sre.CATEGORY and value is sre.CATEGORY_DIGIT:
+                    chars.add(_DIGIT)  # "\d+楼": rare in Chinese text, kept as \d
                 else:  # a negation, a category (\w), a wide range: anything may start it
                     return None, False
             return chars, False
@@ -550,6 +552,7 @@ def _first_chars(items: object) -> tuple[set[int] | None, bool]:
 
 
 _MAX_START_RANGE = 256
+_DIGIT = -1  # `_first_chars`: any decimal digit (\d)
 
 
 def _has_wildcard(items: object) -> bool:

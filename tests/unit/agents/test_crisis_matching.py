@@ -141,6 +141,12 @@ def test_a_pattern_starts_only_with_the_characters_found(pattern: str, starts: s
         )
 
 
+def test_a_digit_may_start_a_chinese_pattern() -> None:
+    found = lexicon_module._starts(re.compile(r"(\d+|十几)楼|天台"))
+    assert found is not None
+    assert [char for char in "3十天楼几" if found.match(char)] == ["3", "十", "天"]
+
+
 def _every_pattern_everywhere(self: _Message, section: str) -> Iterator[re.Match[str]]:
     """The reference: every pattern of the section run over the whole view, no RE2."""
     for lexicon in self.lexicons:
