@@ -467,7 +467,7 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
         re2.compile(superset, _RE2_OPTIONS)
     except re2.error as error:
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: not for RE2: {error}") from error
-    return Pattern(regex, superset, clauses, _starts(regex))
+    return Pattern(regex, superset, clauses, _starts(regex, parsed, wrapped=body != pattern))
 
 
 # Python's `re` tries a pattern at every position unless it starts with a literal or a class
@@ -479,25 +479,31 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
 _CJK_ONLY = re.compile(f"[{CJK_CLASS}]+")
 
 
-def _starts(regex: re.Pattern[str]) -> re.Pattern[str] | None:
+def _starts(
+    regex: re.Pattern[str], parsed: object = None, *, wrapped: bool = False
+) -> re.Pattern[str] | None:
     """A class of the characters every match of `regex` starts with, or None where that is not
     worth it: `re` already skips to a literal or class start, the pattern may match nothing (an
-    empty match moves `finditer` on differently), or a start may be outside CJK."""
+    empty match moves `finditer` on differently), or a start may be outside CJK. `parsed`: the
+    pattern's parse, already made (`wrapped`: of the pattern inside the word-edge look-arounds
+    `regex` adds, which consume nothing, so its matches start with the same characters)."""
     if regex.flags & re.IGNORECASE:
         return None
-    parsed = sre_parse.parse(regex.pattern)
-    if (
-        sre_compiler._get_literal_prefix(parsed, 0)[0]
-        or sre_compiler._get_charset_prefix(parsed, 0) is not None
-    ):
-        return None
-    if parsed.getwidth()[0] == 0:
+    if parsed is None:
+        parsed, wrapped = sre_parse.parse(regex.pattern), False
+    if parsed.getwidth()[0] == 0:  # type: ignore[attr-defined]
         return None
     chars, may_be_empty = _first_chars(parsed)
     if chars is None or may_be_empty or not chars:
         return None
     text = "".join(sorted(chr(char) for char in chars - {_DIGIT}))
     if text and not _CJK_ONLY.fullmatch(text):
+        return None
+    own = sre_parse.parse(regex.pattern) if wrapped else parsed
+    if (
+        sre_compiler._get_literal_prefix(own, 0)[0]
+        or sre_compiler._get_charset_prefix(own, 0) is not None
+    ):
         return None
     digits = r"\d" if _DIGIT in chars else ""
     return re.compile(f"[{re.escape(text)}{digits}]")
