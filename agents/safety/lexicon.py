@@ -472,7 +472,7 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
 
 # Python's `re` tries a pattern at every position unless it starts with a literal or a class
 # (a Chinese pattern that starts with a group, "(让)?(所有|一切)", or an English one with its
-# word-edge look-behind): 60-280 ns a character on 2,000 characters of dense Chinese. When
+# word-edge look-behind): 60-170 ns a character on 2,000 characters of dense Chinese. When
 # every match starts with one of a few CJK characters, finding those first (one class, in C)
 # and trying the pattern there only is 2-4 times cheaper; with latin letters, frequent in
 # English text, it is slower, so English patterns keep the plain search.
