@@ -162,9 +162,9 @@ class _Message:
     def spans(self, section: str) -> list[Match]:
         if section not in self._spans:
             self._spans[section] = [
-                Match(section, m.start(), m.end(), m.group())
+                Match(section, start, end, m.group())
                 for m in self._matches(section)
-                if m.end() > m.start()
+                if (end := m.end()) > (start := m.start())
             ]
         return self._spans[section]
 
@@ -219,7 +219,7 @@ class _Message:
         for lexicon in self.lexicons:
             patterns = lexicon.sections[section].patterns
             for index in self._persons(lexicon, text).get(section, ()):
-                yield from patterns[index].regex.finditer(text)
+                yield from patterns[index].finditer(text)
 
     def _person_in(self, section: str, text: str) -> bool:
         """`_found` for the sections of `LanguageLexicon.persons`."""

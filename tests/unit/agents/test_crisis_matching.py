@@ -87,6 +87,66 @@ def test_a_pattern_needs_a_latin_letter_only_when_every_match_holds_one(
     assert lexicon_module._needs(sre_parse.parse(pattern), re.compile("[a-z]")) is needs
 
 
+def test_a_pattern_tried_only_where_it_can_start_finds_what_re_finds(texts: list[str]) -> None:
+    """Patterns that `re` would try at every position are tried only at the characters a match
+    can start with: the same matches, whole views and windows of them (look-behinds see the
+    text before a window's start, look-aheads stop at its end)."""
+    views = sorted({normalise(text) for text in [*texts, *_long_messages(texts, 100)]})
+    rng = random.Random(10)
+    patterns = [
+        pattern
+        for lexicon in load_lexicons().values()
+        for section in lexicon.sections.values()
+        for pattern in section.patterns
+        if pattern.starts is not None
+    ]
+    assert len(patterns) > 50
+    differing = []
+    for view in views:
+        start = rng.randint(0, len(view))
+        end = rng.randint(start, len(view))
+        for pattern in patterns:
+            for window in ((0, len(view)), (start, end)):
+                ours = [found.span() for found in pattern.finditer(view, *window)]
+                theirs = [found.span() for found in pattern.regex.finditer(view, *window)]
+                if ours != theirs:
+                    differing.append((pattern.regex.pattern, view, window))
+            ours_first, theirs_first = pattern.search(view), pattern.regex.search(view)
+            if (ours_first and ours_first.span()) != (theirs_first and theirs_first.span()):
+                differing.append((pattern.regex.pattern, view, None))
+    assert differing == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "starts"),
+    [
+        ("(让)?(所有|一切)痛苦", "一所让"),  # an optional group: its start or what follows
+        ("(?<![吉其])他|她们", "他她"),  # a look-behind consumes nothing
+        ("(?:|信|会)告别", "会信告"),  # an empty branch
+        ("(想|要)?\\w+", None),  # a word character may be anything
+        ("(好)?死(?=了)|(?:难|苦)?[过活]", "好死难苦过活"),
+        ("死|死亡", None),  # a literal start: `re` skips to it itself
+        ("(想)?", None),  # may match nothing
+        ("(要)?(die|死)", None),  # may start with a latin letter
+    ],
+)
+def test_a_pattern_starts_only_with_the_characters_found(pattern: str, starts: str | None) -> None:
+    found = lexicon_module._starts(re.compile(pattern))
+    if starts is None:
+        assert found is None
+    else:
+        assert found is not None
+        assert {char for char in map(chr, range(0x4E00, 0xA000)) if found.match(char)} == set(
+            starts
+        )
+
+
+def test_a_digit_may_start_a_chinese_pattern() -> None:
+    found = lexicon_module._starts(re.compile(r"(\d+|十几)楼|天台"))
+    assert found is not None
+    assert [char for char in "3十天楼几" if found.match(char)] == ["3", "十", "天"]
+
+
 def _every_pattern_everywhere(self: _Message, section: str) -> Iterator[re.Match[str]]:
     """The reference: every pattern of the section run over the whole view, no RE2."""
     for lexicon in self.lexicons:
