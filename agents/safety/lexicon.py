@@ -13,10 +13,11 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from re._compiler import MAXCODE  # type: ignore[import-not-found]
 
 import re2
 
@@ -78,11 +79,18 @@ _NAME_RE = re.compile(r"\{([^\W\d]\w*)\}")
 
 @dataclass(frozen=True)
 class Pattern:
-    """One compiled line, and its RE2 over-approximation (see `_superset`)."""
+    """One line, checked at load, and its RE2 over-approximation (see `_superset`)."""
 
-    regex: re.Pattern[str]
+    source: str  # the line in Python `re` syntax, as `regex` compiles it
     superset: str  # RE2 syntax: matches wherever `regex` matches, and maybe elsewhere
     clauses: int  # how far a match can reach: 1 = its own clause, more with a wildcard
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled when RE2 first says the line may match: compiling all 900 lines cost a
+        cold start most of a second, and most messages touch a few of them. The line was
+        parsed and checked at load (`_compile`), so this cannot fail."""
+        return re.compile(self.source)
 
 
 # RE2 (google-re2) runs a whole set of patterns over a text in one linear pass and finds a
@@ -410,23 +418,61 @@ def _spaces(pattern: str) -> str:
     return marked.replace(" ", r"\b ?").replace("\0", " ?")
 
 
-def _compile(lang: str, section: str, pattern: str) -> Pattern:
+def _compile(lang: str, section: str, pattern: str) -> tuple[Pattern, object]:
+    """The line's `Pattern` and its parse (for `_needs`), checked now as `re.compile` would
+    check it: the line is parsed once here and compiled only when first used."""
     # Latin patterns match whole words only ("end it all" never inside "weekend it all").
     body = rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])" if lang == "en" else pattern
     try:
-        regex = re.compile(body)
+        # A line that parses alone is a whole expression, so the body (fixed-width look-arounds
+        # around a group of it) parses too, unless the line sets global flags ("(?i)"), which
+        # only the body's first item may: compiling the body then names the error.
+        items = sre_parse.parse(pattern)
+        if body != pattern and items.state.flags & ~sre.SRE_FLAG_UNICODE:
+            re.compile(body)
+        if "(?<" in pattern:  # only "(?<=" and "(?<!" make a look-behind
+            _check_look_behinds(items)
+        # A match of the empty string is possible only if the shortest match is empty.
+        empty = items.getwidth()[0] == 0 and re.fullmatch(pattern, "") is not None
     except re.error as error:  # name the bad line
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: {error}") from error
-    if re.fullmatch(pattern, ""):  # e.g. a stray "|": it would match everywhere
+    if empty:  # e.g. a stray "|": it would match everywhere
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r} matches the empty string")
-    parsed = sre_parse.parse(pattern)
-    clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1
-    superset = _superset(parsed)
+    clauses = _WIDE_WINDOW if _has_wildcard(items) else 1
+    superset = _superset(items)
     try:
         re2.compile(superset, _RE2_OPTIONS)
     except re2.error as error:
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: not for RE2: {error}") from error
-    return Pattern(regex, superset, clauses)
+    return Pattern(body, superset, clauses), items
+
+
+def _check_look_behinds(items: object) -> None:
+    """The checks `re.compile` makes after parsing (a look-behind needs a fixed width), so a
+    line that parses at load also compiles when first used."""
+    for op, av in items:  # type: ignore[attr-defined]
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            direction, inner = av
+            if direction < 0:
+                low, high = inner.getwidth()
+                if low > MAXCODE:
+                    raise re.error("looks too much behind")
+                if low != high:
+                    raise re.error("look-behind requires fixed-width pattern")
+            _check_look_behinds(inner)
+        elif op is sre.BRANCH:
+            for branch in av[1]:
+                _check_look_behinds(branch)
+        elif op is sre.SUBPATTERN:
+            _check_look_behinds(av[3])
+        elif op is sre.ATOMIC_GROUP:
+            _check_look_behinds(av)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            _check_look_behinds(av[2])
+        elif op is sre.GROUPREF_EXISTS:
+            for branch in av[1:]:
+                if branch is not None:
+                    _check_look_behinds(branch)
 
 
 def _has_wildcard(items: object) -> bool:
@@ -466,15 +512,13 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         name, _, value = definition.partition("=")
         defines[name.strip()] = _expand(value.strip(), defines)
     sections: dict[str, Section] = {}
+    parsed: list[object] = []  # every line's parse, for `_needs`
     for section, patterns in raw.items():
-        sections[section] = Section(
-            [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
-        )
+        compiled = [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
+        sections[section] = Section([pattern for pattern, _ in compiled])
+        parsed.extend(items for _, items in compiled)
     sizes = {name: len(p) for name, p in raw.items()}
     persons = SectionSet(sections, (NEGATION, FIRST_PERSON, THIRD_PERSON))
-    parsed = [
-        sre_parse.parse(p.regex.pattern) for section in sections.values() for p in section.patterns
-    ]
     script = next(
         (regex for regex in _SCRIPTS if all(_needs(items, regex) for items in parsed)),
         None,
