@@ -1,6 +1,6 @@
 """Whether two versions of the crisis detector decide alike: every detection (verdict, signals,
 spans, held-back matches and reasons, view) on the open sets and on long messages built from
-them, with the lexicon alone and with the model.
+them, with the lexicon alone and with the model, and every lexicon line as built.
 
 Run it in one checkout with `--save FILE`, then in the other with `--compare FILE`:
 
@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 from agents.safety.detector import CrisisDetector, Detection
+from agents.safety.lexicon import load_lexicons
 from agents.safety.ngram import load_model
 from agents.safety.train_ngram import DATA, ORDINARY_SETS, SELECTION_SETS, TRAINING_SETS, read_cases
 
@@ -62,9 +63,20 @@ def _plain(detection: Detection) -> tuple:
     )
 
 
+def lexicon_lines() -> list[tuple]:
+    """Every lexicon line as built: its regex, RE2 over-approximation and window, and its
+    language's script (which texts are searched at all)."""
+    return [
+        (lang, name, p.regex.pattern, p.regex.flags, p.superset, p.clauses, str(lexicon.script))
+        for lang, lexicon in load_lexicons().items()
+        for name, section in lexicon.sections.items()
+        for p in section.patterns
+    ]
+
+
 def detections() -> dict[str, list[tuple]]:
     texts = messages()
-    found: dict[str, list[tuple]] = {}
+    found: dict[str, list[tuple]] = {"lexicon lines": lexicon_lines()}
     for name, detector in (
         ("lexicon", CrisisDetector()),
         ("lexicon + model", CrisisDetector(model=load_model())),
@@ -91,8 +103,7 @@ def main() -> None:
         if len(theirs) != len(ours):
             sys.exit(f"{name}: {len(theirs)} detections saved, {len(ours)} now")
         changed = [n for n, (a, b) in enumerate(zip(theirs, ours, strict=True)) if a != b]
-        risky = sum(d[0] for d in ours)
-        print(f"{name}: {len(ours)} messages ({risky} risky), {len(changed)} differ")
+        print(f"{name}: {len(ours)} compared, {len(changed)} differ")
         differ += len(changed)
     sys.exit(1 if differ else 0)
 
