@@ -22,8 +22,9 @@ with the n-gram model (`CONFIDANT_CRISIS_MODEL=on`) and alone, next to a baselin
 run: the median time of NFKC normalisation of the same text. A second table times messages
 that are each new (`--distinct`), because RE2 builds its automata lazily: the first messages a
 process sees cost more. Last, the n-gram model's load in fresh processes (CPU time of
-`load_model()`, and of importing numpy, which the layer needs), what every cold start pays. The
-frozen held-out set is for measuring only: never print its misses to tune on them.
+`load_model()`, and of importing numpy, which the layer needs), and the lexicon's build and its
+first messages in fresh processes: what every cold start pays. The frozen held-out set is for
+measuring only: never print its misses to tune on them.
 """
 
 from __future__ import annotations
@@ -277,6 +278,52 @@ def model_load(processes: int) -> str:
     )
 
 
+# Run in a fresh interpreter: CPU time of building the lexicon-only detector (its imports
+# untimed), then of its first messages (read from stdin, one JSON list), each after the last.
+_BUILD_PROBE = """
+import json, sys, time
+from agents.safety.detector import CrisisDetector
+messages = json.load(sys.stdin)
+started = time.process_time()
+detector = CrisisDetector()
+times = [time.process_time() - started]
+for message in messages:
+    started = time.process_time()
+    detector.detect(message)
+    times.append(time.process_time() - started)
+print(*times)
+"""
+
+
+def lexicon_build(processes: int, cases: list[dict[str, Any]]) -> str:
+    """Median CPU time, over fresh processes, of `CrisisDetector()` (the lexicon: every line
+    parsed and proved, Python's `re` compiling a line only when RE2 first says it may match)
+    and of its first messages: a short one, then a 2,000-character ordinary one, then a
+    2,000-character look-alike-dense one (each new one compiles the lines it first touches)."""
+    sources = _speed_sources(cases)
+    messages = [
+        "i had a long day at work and i just want to talk it through",
+        _long_message(sources["ordinary"]["en"], ". "),
+        _long_message(sources["look-alike-dense"]["en"], ". "),
+    ]
+    columns: list[list[float]] = [[] for _ in range(len(messages) + 1)]
+    root = Path(__file__).resolve().parents[1]
+    for _ in range(processes):
+        probe = [sys.executable, "-c", _BUILD_PROBE]
+        out = subprocess.run(
+            probe, cwd=root, input=json.dumps(messages), capture_output=True, text=True, check=True
+        ).stdout
+        for column, took in zip(columns, map(float, out.split()), strict=True):
+            column.append(took)
+    took = [f"{statistics.median(column) * 1000:.0f} ms" for column in columns]
+    return (
+        f"| fresh process (median of {processes}) | `CrisisDetector()` | then a short message "
+        "| then a 2,000-char ordinary one | then a 2,000-char look-alike-dense one |\n"
+        "|---|---|---|---|---|\n"
+        f"| lexicon | {' | '.join(took)} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", type=Path, default=DEV_SET, help="JSON lines cases")
@@ -307,6 +354,8 @@ def main() -> None:
     if args.runs:
         print()
         print(model_load(5))
+        print()
+        print(lexicon_build(5, cases))
     if args.show:
         print()
         for case in result["wrong"]:

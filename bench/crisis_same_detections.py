@@ -10,8 +10,9 @@ the open sets (`train_ngram`'s TRAINING_SETS, SELECTION_SETS and ORDINARY_SETS, 
 set among them), 1,600 long messages (300-4,000 characters) built from them and the wisdom
 corpus with ten kinds of joiners, and the bench's 2,000-character messages (its six, and 30
 shuffles per kind and language). Each is detected with the lexicon alone and with the model;
-a detection is its verdict, signals, matches, held-back matches with reasons, and view. The
-held-out sets are not read.
+a detection is its verdict, signals, matches, held-back matches with reasons, and view. Every
+lexicon line as built is compared too (its regex, flags, RE2 over-approximation, window and its
+language's script). The held-out sets are not read.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agents.safety import CrisisDetector, Detection, train_ngram
+from agents.safety import CrisisDetector, Detection, load_lexicons, train_ngram
 from agents.safety.ngram import load_model
 from bench.crisis_eval import DEV_SET, _long_message, _speed_sources, load_cases
 
@@ -92,6 +93,17 @@ def _key(detection: Detection) -> tuple[Any, ...]:
     )
 
 
+def lexicon_lines() -> list[tuple[Any, ...]]:
+    """Every lexicon line as built: its regex, RE2 over-approximation and window, and its
+    language's script (which texts are searched at all)."""
+    return [
+        (lang, name, p.regex.pattern, p.regex.flags, p.superset, p.clauses, str(lexicon.script))
+        for lang, lexicon in load_lexicons().items()
+        for name, section in lexicon.sections.items()
+        for p in section.patterns
+    ]
+
+
 def record(out: Path) -> None:
     corpus_file = Path("confidant/wisdom/data/corpus.jsonl")
     corpus = [
@@ -105,6 +117,7 @@ def record(out: Path) -> None:
     lexicon, with_model = CrisisDetector(), CrisisDetector(model=load_model())
     detections = {
         "texts": messages,
+        "lexicon lines": lexicon_lines(),
         "lexicon": [_key(lexicon.detect(text)) for text in messages],
         "model": [_key(with_model.detect(text)) for text in messages],
     }
@@ -116,7 +129,13 @@ def compare(before: Path, after: Path) -> int:
     if old["texts"] != new["texts"]:
         print("the two runs detected different messages")
         return 1
-    differing = 0
+    lines = [
+        i
+        for i, pair in enumerate(zip(old["lexicon lines"], new["lexicon lines"], strict=False))
+        if pair[0] != pair[1]
+    ]
+    differing = len(lines) + abs(len(old["lexicon lines"]) - len(new["lexicon lines"]))
+    print(f"lexicon lines: {len(new['lexicon lines'])}, {differing} differ (first: {lines[:5]})")
     for kind in ("lexicon", "model"):
         changed = [
             i for i, pair in enumerate(zip(old[kind], new[kind], strict=True)) if pair[0] != pair[1]

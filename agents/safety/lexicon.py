@@ -13,11 +13,12 @@ import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from re import _compiler as sre_compiler  # type: ignore[attr-defined]
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
+from re._compiler import MAXCODE  # type: ignore[import-not-found]
 
 import re2
 
@@ -79,9 +80,9 @@ _NAME_RE = re.compile(r"\{([^\W\d]\w*)\}")
 
 @dataclass(frozen=True)
 class Pattern:
-    """One compiled line, and its RE2 over-approximation (see `_superset`)."""
+    """One line, checked at load, and its RE2 over-approximation (see `_superset`)."""
 
-    regex: re.Pattern[str]
+    source: str  # the line in Python `re` syntax, as `regex` compiles it
     superset: str  # RE2 syntax: matches wherever `regex` matches, and maybe elsewhere
     clauses: int  # how far a match can reach: 1 = its own clause, more with a wildcard
     # The characters a match can start with, as a class (`_starts`), or None: Python's `re`
@@ -110,6 +111,13 @@ class Pattern:
         if self.starts is None:
             return self.regex.search(text)
         return next(self.finditer(text), None)
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled when RE2 first says the line may match: compiling all 900 lines cost a
+        cold start most of a second, and most messages touch a few of them. The line was
+        parsed and checked at load (`_compile`), so this cannot fail."""
+        return re.compile(self.source)
 
 
 # RE2 (google-re2) runs a whole set of patterns over a text in one linear pass and finds a
@@ -451,23 +459,61 @@ def _spaces(pattern: str) -> str:
     return marked.replace(" ", r"\b ?").replace("\0", " ?")
 
 
-def _compile(lang: str, section: str, pattern: str) -> Pattern:
+def _compile(lang: str, section: str, pattern: str) -> tuple[Pattern, object]:
+    """The line's `Pattern` and its parse (for `_needs`), checked now as `re.compile` would
+    check it: the line is parsed once here and compiled only when first used."""
     # Latin patterns match whole words only ("end it all" never inside "weekend it all").
     body = rf"(?<![a-z0-9])(?:{pattern})(?![a-z0-9])" if lang == "en" else pattern
     try:
-        regex = re.compile(body)
+        # A line that parses alone is a whole expression, so the body (fixed-width look-arounds
+        # around a group of it) parses too, unless the line sets global flags ("(?i)"), which
+        # only the body's first item may: compiling the body then names the error.
+        items = sre_parse.parse(pattern)
+        if body != pattern and items.state.flags & ~sre.SRE_FLAG_UNICODE:
+            re.compile(body)
+        if "(?<" in pattern:  # only "(?<=" and "(?<!" make a look-behind
+            _check_look_behinds(items)
+        # A match of the empty string is possible only if the shortest match is empty.
+        empty = items.getwidth()[0] == 0 and re.fullmatch(pattern, "") is not None
     except re.error as error:  # name the bad line
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: {error}") from error
-    if re.fullmatch(pattern, ""):  # e.g. a stray "|": it would match everywhere
+    if empty:  # e.g. a stray "|": it would match everywhere
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r} matches the empty string")
-    parsed = sre_parse.parse(pattern)
-    clauses = _WIDE_WINDOW if _has_wildcard(parsed) else 1
-    superset = _superset(parsed)
+    clauses = _WIDE_WINDOW if _has_wildcard(items) else 1
+    superset = _superset(items)
     try:
         re2.compile(superset, _RE2_OPTIONS)
     except re2.error as error:
         raise ValueError(f"{lang} lexicon [{section}] {pattern!r}: not for RE2: {error}") from error
-    return Pattern(regex, superset, clauses, _starts(regex, parsed, wrapped=body != pattern))
+    return Pattern(body, superset, clauses, _starts(body, items, wrapped=body != pattern)), items
+
+
+def _check_look_behinds(items: object) -> None:
+    """The checks `re.compile` makes after parsing (a look-behind needs a fixed width), so a
+    line that parses at load also compiles when first used."""
+    for op, av in items:  # type: ignore[attr-defined]
+        if op in (sre.ASSERT, sre.ASSERT_NOT):
+            direction, inner = av
+            if direction < 0:
+                low, high = inner.getwidth()
+                if low > MAXCODE:
+                    raise re.error("looks too much behind")
+                if low != high:
+                    raise re.error("look-behind requires fixed-width pattern")
+            _check_look_behinds(inner)
+        elif op is sre.BRANCH:
+            for branch in av[1]:
+                _check_look_behinds(branch)
+        elif op is sre.SUBPATTERN:
+            _check_look_behinds(av[3])
+        elif op is sre.ATOMIC_GROUP:
+            _check_look_behinds(av)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            _check_look_behinds(av[2])
+        elif op is sre.GROUPREF_EXISTS:
+            for branch in av[1:]:
+                if branch is not None:
+                    _check_look_behinds(branch)
 
 
 # Python's `re` tries a pattern at every position unless it starts with a literal or a class
@@ -479,18 +525,15 @@ def _compile(lang: str, section: str, pattern: str) -> Pattern:
 _CJK_ONLY = re.compile(f"[{CJK_CLASS}]+")
 
 
-def _starts(
-    regex: re.Pattern[str], parsed: object = None, *, wrapped: bool = False
-) -> re.Pattern[str] | None:
-    """A class of the characters every match of `regex` starts with, or None where that is not
+def _starts(body: str, parsed: object, *, wrapped: bool = False) -> re.Pattern[str] | None:
+    """A class of the characters every match of `body` starts with, or None where that is not
     worth it: `re` already skips to a literal or class start, the pattern may match nothing (an
     empty match moves `finditer` on differently), or a start may be outside CJK. `parsed`: the
-    pattern's parse, already made (`wrapped`: of the pattern inside the word-edge look-arounds
-    `regex` adds, which consume nothing, so its matches start with the same characters)."""
-    if regex.flags & re.IGNORECASE:
+    line's parse, already made (`wrapped`: the line is inside the word-edge look-arounds `body`
+    adds, which consume nothing, so its matches start with the same characters; a wrapped line
+    sets no global flag, `_compile`)."""
+    if parsed.state.flags & sre.SRE_FLAG_IGNORECASE:  # type: ignore[attr-defined]
         return None
-    if parsed is None:
-        parsed, wrapped = sre_parse.parse(regex.pattern), False
     if parsed.getwidth()[0] == 0:  # type: ignore[attr-defined]
         return None
     chars, may_be_empty = _first_chars(parsed)
@@ -499,7 +542,7 @@ def _starts(
     text = "".join(sorted(chr(char) for char in chars - {_DIGIT}))
     if text and not _CJK_ONLY.fullmatch(text):
         return None
-    own = sre_parse.parse(regex.pattern) if wrapped else parsed
+    own = sre_parse.parse(body) if wrapped else parsed
     if (
         sre_compiler._get_literal_prefix(own, 0)[0]
         or sre_compiler._get_charset_prefix(own, 0) is not None
@@ -598,15 +641,13 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         name, _, value = definition.partition("=")
         defines[name.strip()] = _expand(value.strip(), defines)
     sections: dict[str, Section] = {}
+    parsed: list[object] = []  # every line's parse, for `_needs`
     for section, patterns in raw.items():
-        sections[section] = Section(
-            [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
-        )
+        compiled = [_compile(lang, section, _spaces(_expand(p, defines))) for p in patterns]
+        sections[section] = Section([pattern for pattern, _ in compiled])
+        parsed.extend(items for _, items in compiled)
     sizes = {name: len(p) for name, p in raw.items()}
     persons = SectionSet(sections, (NEGATION, FIRST_PERSON, THIRD_PERSON))
-    parsed = [
-        sre_parse.parse(p.regex.pattern) for section in sections.values() for p in section.patterns
-    ]
     script = next(
         (regex for regex in _SCRIPTS if all(_needs(items, regex) for items in parsed)),
         None,

@@ -195,6 +195,24 @@ def test_a_bad_lexicon_line_is_named() -> None:
         parse_lexicon("en", "[nonsense]\nx\n")
 
 
+@pytest.mark.parametrize(
+    ("lang", "line", "error"),
+    [
+        ("zh", "(?<=不|没有)想死", "look-behind requires fixed-width pattern"),
+        ("en", "kill (?<!ca?n ?)myself", "look-behind requires fixed-width pattern"),
+        ("en", "(?i)end it all", "global flags not at the start"),
+        ("en", "kill)(?:myself", "unbalanced parenthesis"),
+        ("en", "kill [my", "unterminated character set"),
+    ],
+)
+def test_a_line_that_would_fail_to_compile_is_named_at_load(
+    lang: str, line: str, error: str
+) -> None:
+    # Lines are compiled on first use, so a line that cannot compile must be caught at load.
+    with pytest.raises(ValueError, match=rf"\[plan\] .*{error}"):
+        parse_lexicon(lang, f"[plan]\n{line}\n")
+
+
 def test_lexicon_is_loaded_once_per_process() -> None:
     assert load_lexicons() is load_lexicons()
 
