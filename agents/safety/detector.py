@@ -49,10 +49,9 @@ from agents.safety.lexicon import (
     load_lexicons,
 )
 from agents.safety.ngram import NgramModel, language
-from agents.safety.normalise import CLAUSE_MARK, contains_cjk, normalise
+from agents.safety.normalise import CLAUSE_MARK, LATIN_LETTER, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
-_LATIN = re.compile(r"[a-z]")
 MODEL = "ngram_model"  # the signal name when the n-gram layer fires
 MODEL_BENIGN = "model_benign"  # the reason when the n-gram layer holds a lexicon match back
 # What the n-gram layer may hold back when it reads the whole message as clearly benign ("two
@@ -312,7 +311,7 @@ class CrisisDetector:
         lexicons = tuple(
             lexicon
             for lang, lexicon in self._lexicons.items()
-            if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and _LATIN.search(view))
+            if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and LATIN_LETTER.search(view))
         )
         message = _Message.of(view, lexicons)
         if not message.may_match(GATED):  # no pattern a candidate starts from can match

@@ -22,7 +22,7 @@ from re._compiler import MAXCODE  # type: ignore[import-not-found]
 
 import re2
 
-from agents.safety.normalise import CJK_CLASS, CLAUSE_MARK, DATA_DIR
+from agents.safety.normalise import CJK_CLASS, CLAUSE_MARK, DATA_DIR, LATIN_LETTER
 
 LANGUAGES: tuple[str, ...] = ("en", "zh")
 LEXICON_FILE = "crisis_lexicon_{lang}.txt"
@@ -656,7 +656,7 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
 
 
 # The scripts a lexicon's patterns may all need a character of (see `LanguageLexicon.script`).
-_SCRIPTS = (re.compile("[a-z]"), re.compile(f"[{CJK_CLASS}]"))
+_SCRIPTS = (LATIN_LETTER, re.compile(f"[{CJK_CLASS}]"))
 
 
 def _needs(items: object, script: re.Pattern[str]) -> bool:

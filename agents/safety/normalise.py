@@ -226,7 +226,7 @@ _SPLIT_LETTERS_RE2 = re2.compile(r"(?:^|[^a-z0-9])[a-z](?:[ .\-_*][a-z])+(?:[^a-
 _LEET_WORD_RE2 = re2.compile(_LEET_WORD.pattern.replace("(?![a-z0-9])", ""))
 
 
-_LATIN_LETTER = re.compile("[a-z]")
+LATIN_LETTER = re.compile("[a-z]")  # after casefolding: the lexicon's and detector's test too
 
 
 def _join_split_letters(match: re.Match[str]) -> str:
@@ -311,7 +311,7 @@ def normalise(text: str) -> str:
         folded = _TWO_AS_TO.sub(_two_as_to, folded)
     # Leetspeak, split letters and glued words are all made of latin letters: a message with
     # none (most Chinese ones) skips their three passes.
-    if _LATIN_LETTER.search(folded):
+    if LATIN_LETTER.search(folded):
         if _LEET_WORD_RE2.search(folded):
             folded = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), folded)
         if _SPLIT_LETTERS_RE2.search(folded):
