@@ -126,6 +126,10 @@ ORDINARY_SETS = (
     "crisis_ordinary21_zh.jsonl",
     "crisis_ordinary22_en.jsonl",
     "crisis_ordinary22_zh.jsonl",
+    # Written after the model retrained on train16-22 gave the helplines to an e2e test's
+    # "I'm afraid it won't be good enough": the self-doubt and worry a coach hears most.
+    "crisis_ordinary23_en.jsonl",
+    "crisis_ordinary23_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
     "crisis_former_heldout5_ordinary.jsonl",
 )

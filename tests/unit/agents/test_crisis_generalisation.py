@@ -41,25 +41,27 @@ TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jso
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    # Sets 1-3: session 10's end (the model retrained on train16-22 and the former set 5; the
-    # lexicon as in session 8). Session 9's end: en 96, 0 / 118, 4 / 132, 1; zh 95, 2 /
+    # Sets 1-3: session 10's end (the model retrained on train16-22, ordinary17-23 and the
+    # former set 5; the lexicon as in session 8). Session 9's end: en 96, 0 / 118, 4 / 132, 1; zh 95, 2 /
     # 115, 4 / 128, 6.
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (98, 107, 0, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (94, 103, 0, 101)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (96, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (120, 128, 3, 128)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (119, 128, 4, 128)},
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (118, 128, 1, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (133, 150, 1, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (132, 150, 5, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (131, 150, 5, 150)},
     # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
     # 127, 9; zh 116, 10), on the model before train15 (en 132, 5; zh 132, 4), on session 9's
-    # shipped one (en 133, 4; zh 131, 4) and on session 10's: these rows.
-    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (142, 150, 5, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (134, 150, 3, 150)},
+    # shipped one (en 133, 4; zh 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3)
+    # and on its shipped one: these rows.
+    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (141, 150, 4, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (131, 150, 1, 150)},
     # Set 7 (session 10) was measured at the session's start on session 9's detector (en 128,
-    # 15; zh 120, 12) and at its end on the shipped one: these rows.
-    ("crisis_heldout7.jsonl", "en"): {"lexicon": (93, 150, 23, 150), "model": (136, 150, 10, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 24, 150), "model": (126, 150, 10, 150)},
+    # 15; zh 120, 12), on the first retrain (en 136, 10; zh 126, 10) and on the shipped one,
+    # retrained with ordinary23 after an e2e ordinary message fired (docs/safety.md): these rows.
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (93, 150, 23, 150), "model": (134, 150, 10, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 24, 150), "model": (127, 150, 9, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
