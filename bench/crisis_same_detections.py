@@ -35,17 +35,8 @@ _JOINERS = [". ", "。", " ", "，", "\n", " but ", "但是", "! ", "；", "|"]
 
 
 def _open_set_texts(data: Path) -> list[str]:
-    texts = []
-    for name in (
-        *train_ngram.TRAINING_SETS,
-        *train_ngram.SELECTION_SETS,
-        *train_ngram.ORDINARY_SETS,
-    ):
-        for line in (data / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                texts.append(row.get("text") or row.get("query"))
-    return texts
+    names = (*train_ngram.TRAINING_SETS, *train_ngram.SELECTION_SETS, *train_ngram.ORDINARY_SETS)
+    return [case["text"] for name in names for case in train_ngram.read_cases(data, name)]
 
 
 def _long_messages(texts: list[str], corpus: list[str]) -> list[str]:
