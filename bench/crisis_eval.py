@@ -260,21 +260,25 @@ print(imported - started, time.process_time() - loading)
 """
 
 
+def _fresh_processes(probe: str, processes: int, stdin: str = "") -> list[float]:
+    """Per number the probe prints, its median over `processes` fresh interpreters."""
+    root = Path(__file__).resolve().parents[1]
+    runs = []
+    for _ in range(processes):
+        command = [sys.executable, "-c", probe]
+        done = subprocess.run(command, cwd=root, input=stdin, capture_output=True, text=True)
+        done.check_returncode()
+        runs.append([float(number) for number in done.stdout.split()])
+    return [statistics.median(column) for column in zip(*runs, strict=True)]
+
+
 def model_load(processes: int) -> str:
     """Median CPU time, over fresh processes, of loading the n-gram model and importing numpy."""
-    numpy, load = [], []
-    root = Path(__file__).resolve().parents[1]
-    for _ in range(processes):
-        probe = [sys.executable, "-c", _LOAD_PROBE]
-        out = subprocess.run(probe, cwd=root, capture_output=True, text=True, check=True).stdout
-        imported, loaded = map(float, out.split())
-        numpy.append(imported)
-        load.append(loaded)
+    numpy, load = _fresh_processes(_LOAD_PROBE, processes)
     return (
         f"| fresh process (median of {processes}) | `load_model()` | `import numpy` |\n"
         "|---|---|---|\n"
-        f"| n-gram model | {statistics.median(load) * 1000:.0f} ms "
-        f"| {statistics.median(numpy) * 1000:.0f} ms |"
+        f"| n-gram model | {load * 1000:.0f} ms | {numpy * 1000:.0f} ms |"
     )
 
 
@@ -306,16 +310,8 @@ def lexicon_build(processes: int, cases: list[dict[str, Any]]) -> str:
         _long_message(sources["ordinary"]["en"], ". "),
         _long_message(sources["look-alike-dense"]["en"], ". "),
     ]
-    columns: list[list[float]] = [[] for _ in range(len(messages) + 1)]
-    root = Path(__file__).resolve().parents[1]
-    for _ in range(processes):
-        probe = [sys.executable, "-c", _BUILD_PROBE]
-        out = subprocess.run(
-            probe, cwd=root, input=json.dumps(messages), capture_output=True, text=True, check=True
-        ).stdout
-        for column, took in zip(columns, map(float, out.split()), strict=True):
-            column.append(took)
-    took = [f"{statistics.median(column) * 1000:.0f} ms" for column in columns]
+    medians = _fresh_processes(_BUILD_PROBE, processes, json.dumps(messages))
+    took = [f"{median * 1000:.0f} ms" for median in medians]
     return (
         f"| fresh process (median of {processes}) | `CrisisDetector()` | then a short message "
         "| then a 2,000-char ordinary one | then a 2,000-char look-alike-dense one |\n"
