@@ -279,6 +279,12 @@ def test_normalise_locale() -> None:
         # Not a person who died.
         "我的梦想早就死了，现在只想好好上班",
         "the joke was beating a dead horse by the third time",
+        # 划 in a plan (计划, 规划), a boat, slacking or money moved is no cut; a shed is a shed.
+        "老是开始一个计划就放弃，我是不是没有毅力",
+        "我的计划破灭了，计划手册也白买了",
+        "最近又开始划水了，周末还去划船",
+        "开始规划明年的旅行",
+        "we built a garden shed and I shed a few tears when it was done",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -307,6 +313,10 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "我死了她就能重新开始",
         "夏天也要藏伤疤",
         "xiang si",
+        # ... while a cut still fires.
+        "忍不住又划手了",
+        "又开始划了",
+        "I sh'ed again last night",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:

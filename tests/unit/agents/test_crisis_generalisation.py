@@ -49,7 +49,9 @@ FLOORS = {
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (119, 128, 4, 128)},
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (118, 128, 1, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (133, 150, 1, 150)},
+    # Session 11: "shed" alone no longer means self-harm to the lexicon (a garden shed fired);
+    # one risky case each in sets 3 and 7 (en) is now the model's catch, not the lexicon's.
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (133, 150, 1, 150)},
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (131, 150, 5, 150)},
     # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
     # 127, 9; zh 116, 10), on the model before train15 (en 132, 5; zh 132, 4), on session 9's
@@ -60,7 +62,7 @@ FLOORS = {
     # Set 7 (session 10) was measured at the session's start on session 9's detector (en 128,
     # 15; zh 120, 12), on the first retrain (en 136, 10; zh 126, 10) and on the shipped one,
     # retrained with ordinary23 after an e2e ordinary message fired (docs/safety.md): these rows.
-    ("crisis_heldout7.jsonl", "en"): {"lexicon": (93, 150, 23, 150), "model": (134, 150, 10, 150)},
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 23, 150), "model": (134, 150, 10, 150)},
     ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 24, 150), "model": (127, 150, 9, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
