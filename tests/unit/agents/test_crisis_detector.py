@@ -285,6 +285,14 @@ def test_normalise_locale() -> None:
         "最近又开始划水了，周末还去划船",
         "开始规划明年的旅行",
         "we built a garden shed and I shed a few tears when it was done",
+        # Everyday phrases ordinary coaching messages fired on (session 11).
+        "I have a date tonight, what should I wear",
+        "I have the time, I just don't do it",
+        "how do I stop beating myself up over a race",
+        "i think i need to cut back on caffeine",
+        "工作三年了，要不要跳槽涨薪",
+        "怎么提高睡眠质量，我每天都睡不醒",
+        "我妈又在电话里说我不如表姐，挂了电话我在楼道里站了好久",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -317,6 +325,11 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "忍不住又划手了",
         "又开始划了",
         "I sh'ed again last night",
+        "I have the method and the place",
+        "i beat myself until i bruise",
+        "the urge to cut is so strong tonight",
+        "好想一睡不醒",
+        "我站在天台上，要不要跳",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
