@@ -293,6 +293,8 @@ def test_normalise_locale() -> None:
         "工作三年了，要不要跳槽涨薪",
         "怎么提高睡眠质量，我每天都睡不醒",
         "我妈又在电话里说我不如表姐，挂了电话我在楼道里站了好久",
+        "Mum always asks where I'm going",
+        "下个月项目结束以后，我打算请五天年假去海边",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -330,6 +332,8 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "the urge to cut is so strong tonight",
         "好想一睡不醒",
         "我站在天台上，要不要跳",
+        "you won't need to worry, it's better where I'm going",
+        "准备好了，今晚就去河边，不回来了",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
