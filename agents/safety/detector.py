@@ -48,7 +48,7 @@ from agents.safety.lexicon import (
     View,
     load_lexicons,
 )
-from agents.safety.ngram import NgramModel, language
+from agents.safety.ngram import WHOLE_CLAUSES, NgramModel, Window, language
 from agents.safety.normalise import CLAUSE_MARK, LATIN_LETTER, contains_cjk, normalise
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
@@ -84,6 +84,14 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
 _REGION_CLAUSES = 5
 _CHECK_WHOLE_CHARS = 400
+# In a long message, a game, a purpose or a context explains a match within this many clauses
+# (its clause and two either side: as far as a short message reaches).
+MODIFIER_CLAUSES = 2
+# In a long message the veto weighs the clauses within this many of what the lexicon fired on,
+# as one window. With their neighbours (1), ordinary ones diluted a risky sentence under the
+# veto level; per window, more look-alikes fired (bench/crisis_long_messages.py, on training
+# data).
+VETO_CLAUSES = 0
 _SUBJECT_CLAUSES = 3  # the match's clause and the two before it
 _MAX_NEGATION_GAP_WORDS = 2  # "not going to | kill myself"
 _MAX_NEGATION_GAP_CHARS = 3  # "没有 | 想过 | 轻生"
@@ -304,7 +312,11 @@ class CrisisDetector:
         if self._model is None:
             return detection
         if detection.risky:
-            return _held_by_model(self._model, detection)
+            detection = _held_by_model(self._model, detection)
+            if detection.risky:
+                return detection
+        # (after a veto too: what it held back is out of the model's windows, so in a long
+        # message a risky sentence elsewhere still fires)
         return _by_model(self._model, detection)
 
     def _by_lexicon(self, view: str) -> Detection:
@@ -348,10 +360,20 @@ class CrisisDetector:
             benign = _Cover(message.spans(BENIGN))
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
-        context = message.has(CONTEXT)
-        play = message.has(GAME)
         # "not for cooking" is no everyday purpose: only a purpose said without a negation counts.
-        purpose = any(not message.negated(found) for found in message.spans(PURPOSE))
+        if len(view) <= _CHECK_WHOLE_CHARS:
+            context = _Nearby.anywhere(message.has(CONTEXT))
+            play = _Nearby.anywhere(message.has(GAME))
+            purpose = _Nearby.anywhere(
+                any(not message.negated(found) for found in message.spans(PURPOSE))
+            )
+        else:
+            marks = message.prepared.marks
+            context = _Nearby.of(message.spans(CONTEXT), marks)
+            play = _Nearby.of(message.spans(GAME), marks)
+            purpose = _Nearby.of(
+                [found for found in message.spans(PURPOSE) if not message.negated(found)], marks
+            )
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
             reason = _reason_to_hold_back(match, message, benign, context, play, purpose)
             if reason is None:
@@ -369,15 +391,70 @@ class CrisisDetector:
 
 def _by_model(model: NgramModel, detection: Detection) -> Detection:
     """The lexicon is silent: the n-gram model fires on a window that reads as risky."""
-    window = model.riskiest(detection.view)
-    if window.probability < model.threshold:
-        return detection
-    # What the lexicon held back in that window (an idiom, a negation, a third person, a
-    # novel) was weighed by an explicit rule; the model does not overrule it.
-    if any(held.start < window.end and window.start < held.end for held, _ in detection.held_back):
+    held = [(match.start, match.end) for match, _ in detection.held_back]
+    window = model_window(model, detection.view, held)
+    if window is None or not model.fires(window, language(detection.view)):
         return detection
     match = Match(MODEL, window.start, window.end, detection.view[window.start : window.end])
     return Detection(True, (MODEL,), (match,), detection.held_back, detection.view)
+
+
+def model_window(model: NgramModel, view: str, held: Iterable[tuple[int, int]]) -> Window | None:
+    """The model's riskiest window among those holding nothing the lexicon held back (`held`:
+    spans of the view), or None. What the lexicon held back (an idiom, a negation, a third
+    person, a novel) was weighed by an explicit rule: the model does not overrule it. A long
+    message is scored without the clauses holding such a span, so that an idiom in one of its
+    sentences does not hide a risky sentence elsewhere; a short one, scored whole, is the
+    model's only when it holds none."""
+    spans = sorted(held)
+    if not spans:
+        return model.riskiest(view)
+    if view.count(CLAUSE_MARK) < WHOLE_CLAUSES:
+        window = model.riskiest(view)
+        overlaps = any(start < window.end and window.start < end for start, end in spans)
+        return None if overlaps else window
+    return model.riskiest(_blank_clauses(view, spans))
+
+
+def veto_window(model: NgramModel, view: str, fired: Iterable[tuple[int, int]]) -> Window:
+    """The riskiest window the model finds around what the lexicon fired on (`fired`: spans of
+    the view): in a short message, the message; in a long one, only the clauses within
+    VETO_CLAUSES of a fired span. The veto asks whether the model reads *that* as far from
+    risky: the riskiest of a long message's many windows was rarely under a veto level, so a
+    look-alike the veto held back alone fired once it stood in a journal entry."""
+    if view.count(CLAUSE_MARK) < WHOLE_CLAUSES:
+        return model.riskiest(view)
+    clauses = view.split(CLAUSE_MARK)
+    hit = _clauses_of(clauses, sorted(fired))
+    near = {i for h in hit for i in range(h - VETO_CLAUSES, h + VETO_CLAUSES + 1)}
+    # (at most WHOLE_CLAUSES of them: one window, as a short message is)
+    return model.riskiest(_blanked(clauses, keep=near))
+
+
+def _blank_clauses(view: str, spans: list[tuple[int, int]]) -> str:
+    """The view with every clause that overlaps one of `spans` blanked (offsets and clause
+    marks kept)."""
+    clauses = view.split(CLAUSE_MARK)
+    hit = _clauses_of(clauses, spans)
+    return _blanked(clauses, keep=set(range(len(clauses))) - hit)
+
+
+def _clauses_of(clauses: list[str], spans: list[tuple[int, int]]) -> set[int]:
+    """The indexes of the clauses (of a view, in order) that overlap one of `spans`."""
+    found: set[int] = set()
+    start = 0
+    for index, clause in enumerate(clauses):
+        end = start + len(clause)
+        if any(s < end and start < e for s, e in spans):
+            found.add(index)
+        start = end + 1
+    return found
+
+
+def _blanked(clauses: list[str], keep: set[int]) -> str:
+    return CLAUSE_MARK.join(
+        clause if index in keep else " " * len(clause) for index, clause in enumerate(clauses)
+    )
 
 
 def _held_by_model(model: NgramModel, detection: Detection) -> Detection:
@@ -388,7 +465,8 @@ def _held_by_model(model: NgramModel, detection: Detection) -> Detection:
     level = levels.get(language(detection.view), 0.0)
     if not level:
         return detection
-    if model.riskiest(detection.view).probability >= level:
+    fired = [(match.start, match.end) for match in detection.matches]
+    if veto_window(model, detection.view, fired).probability >= level:
         return detection
     held = detection.held_back + tuple((match, MODEL_BENIGN) for match in detection.matches)
     return Detection(False, (), (), held, detection.view)
@@ -441,13 +519,42 @@ class _Cover:
         return index >= 0 and self._reach[index] >= match.end
 
 
+@dataclass(frozen=True)
+class _Nearby:
+    """Where a modifier was found (a game, an everyday purpose, fiction, study or news), to say
+    whether it explains a match: in a short message, found anywhere in it; in a long one, only
+    within MODIFIER_CLAUSES clauses of the match. A recipe or a novel three sentences away in a
+    journal entry says nothing of this sentence: a risky sentence buried in ordinary text was
+    held back by the purpose or the context of its neighbours."""
+
+    found: bool
+    clauses: tuple[int, ...] | None = None  # the clause of each span (None: a short message)
+    marks: list[int] = field(default_factory=list)
+
+    @classmethod
+    def anywhere(cls, found: bool) -> _Nearby:
+        return cls(found)
+
+    @classmethod
+    def of(cls, spans: list[Match], marks: list[int]) -> _Nearby:
+        clauses = tuple(sorted(bisect.bisect_left(marks, span.start) for span in spans))
+        return cls(bool(spans), clauses, marks)
+
+    def explains(self, match: Match) -> bool:
+        if not self.found or self.clauses is None:
+            return self.found
+        at = bisect.bisect_left(self.marks, match.start)
+        index = bisect.bisect_left(self.clauses, at - MODIFIER_CLAUSES)
+        return index < len(self.clauses) and self.clauses[index] <= at + MODIFIER_CLAUSES
+
+
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
     benign: _Cover,
-    context: bool,
-    play: bool,
-    purpose: bool,
+    context: _Nearby,
+    play: _Nearby,
+    purpose: _Nearby,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
     if benign.covers(match):
@@ -460,11 +567,11 @@ def _reason_to_hold_back(
         subject = message.subject(match)
         if subject == "third":
             return "third_person"
-    if play and match.signal in _PLAY_EXPLAINS:
+    if match.signal in _PLAY_EXPLAINS and play.explains(match):
         return "game"
-    if purpose and match.signal in _PURPOSE_EXPLAINS:
+    if match.signal in _PURPOSE_EXPLAINS and purpose.explains(match):
         return "purpose"
-    if context and (match.signal == MENTION or subject is None):
+    if (match.signal == MENTION or subject is None) and context.explains(match):
         return "context"
     return None
 

@@ -6,8 +6,8 @@ much a clause *reads like* the risky cases it was trained on, so new wordings of
 (`data/crisis_ngram_model.npz`, laid out by `Weights`), trained by
 `python -m agents.safety.train_ngram`; inference is a sum of table lookups per clause,
 vectorised over the whole view (a short one position by position), deterministic and offline.
-A message is scored per window of two adjacent clauses (a short message as a whole), so a risky
-sentence buried in a long message is not diluted by the rest.
+A message is scored per window of one or two adjacent clauses (a short message as a whole), so a
+risky sentence buried in a long message is not diluted by the rest, nor by its neighbour.
 
 Features, per clause (none crosses a clause mark): latin words, adjacent word pairs and word
 pairs with one word between ("want * die"); Chinese characters, and character pairs and triples
@@ -40,8 +40,7 @@ LANGS = ("en", "zh")
 THRESHOLD = 0.5  # the biases are shifted so that every language fires here
 _WORD = re.compile(r"[a-z]+")
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
-_WHOLE_CLAUSES = 3  # a message with at most this many clauses is scored as a whole
-_WINDOW_CLAUSES = 2
+WHOLE_CLAUSES = 3  # a message with at most this many clauses is scored as a whole
 
 
 def clause_features(clause: str) -> chain[str]:
@@ -65,6 +64,16 @@ def features(view: str) -> list[str]:
     return [gram for clause in view.split(CLAUSE_MARK) for gram in clause_features(clause)]
 
 
+def windowed(view: str) -> bool:
+    """Whether `riskiest` scores the view per window (more than WHOLE_CLAUSES clauses that are
+    not blank) rather than whole."""
+    if view.count(CLAUSE_MARK) < WHOLE_CLAUSES:
+        return False
+    return sum(1 for clause in view.split(CLAUSE_MARK) if not clause.isspace() and clause) > (
+        WHOLE_CLAUSES
+    )
+
+
 def language(text: str) -> str:
     return "zh" if contains_cjk(text) else "en"
 
@@ -74,6 +83,7 @@ class Window:
     start: int
     end: int
     probability: float
+    whole: bool = True  # the view scored as one window (a short message), not one of many
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,16 @@ class NgramModel:
     vetoes: dict[str, float] = field(default_factory=dict)
     # The same for a means, a method, a plan, a farewell or self-harm: far lower (none: never).
     strict_vetoes: dict[str, float] = field(default_factory=dict)
+    # Per language, the probability at which the riskiest of a long message's many windows
+    # fires (none: `threshold`): the highest of dozens of windows of ordinary text is higher
+    # than one short message's score, so it has its own threshold, chosen on long texts alone.
+    window_thresholds: dict[str, float] = field(default_factory=dict)
+
+    def fires(self, window: Window, lang: str) -> bool:
+        """Whether `window` (the riskiest of a view in `lang`) is at or over its threshold."""
+        if window.whole:
+            return window.probability >= self.threshold
+        return window.probability >= self.window_thresholds.get(lang, self.threshold)
 
     def probability(self, view: str) -> float:
         if len(view) <= _SHORT_VIEW:
@@ -102,31 +122,42 @@ class NgramModel:
         lang = "en" if cjk is None else "zh"  # as `language`: whether a unit is CJK
         return _logistic(self.biases[lang] + sum(sums.tolist()))
 
-    def riskiest(self, view: str) -> Window:
-        """The window of the view the model finds riskiest (offsets into the view)."""
-        if view.count(CLAUSE_MARK) < _WHOLE_CLAUSES:  # (most chat messages: no clause to count)
+    def riskiest(self, view: str, *, whole: bool = True) -> Window:
+        """The window of the view the model finds riskiest (offsets into the view). `whole`:
+        a view of at most WHOLE_CLAUSES clauses is one window; without it, any view of two
+        clauses or more is scored per window."""
+        if whole and view.count(CLAUSE_MARK) < WHOLE_CLAUSES:  # (most chat messages)
             return Window(0, len(view), self.probability(view))
         spelt = _Spelt.of(view)
         # the clauses that are not blank: a unit neither a space nor a clause mark
         counts = np.bincount(spelt.clause[1:][_NOT_BLANK[spelt.units]], minlength=spelt.clauses)
         kept = np.flatnonzero(counts)
-        if len(kept) <= _WHOLE_CLAUSES:
+        if len(kept) <= (WHOLE_CLAUSES if whole else 1):
             return Window(0, len(view), self._probability(view, spelt))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
         # of its clauses' scores, so every clause is scored once. The riskiest window is the one
         # farthest over its language's threshold (the biases differ by language); a window is
         # Chinese when one of its clauses holds a CJK character (the clauses between two
-        # adjacent ones are blank).
+        # adjacent ones are blank). A clause is a window on its own too: paired only with its
+        # neighbours, a one-sentence risk in a long message lost to an ordinary neighbour's
+        # score (`bench/crisis_long_messages.py`).
         sums, cjk = self.weights.tables.clause_sums(view, spelt)
         firsts, seconds = kept[:-1], kept[1:]
-        scores = sums[firsts] + sums[seconds]
+        pairs = sums[firsts] + sums[seconds]
+        singles = sums[kept]
         if cjk is None:
-            logits = self.biases["en"] + scores
+            pair_logits = self.biases["en"] + pairs
+            single_logits = self.biases["en"] + singles
         else:
             zh = cjk[firsts] | cjk[seconds]
-            logits = np.where(zh, self.biases["zh"], self.biases["en"]) + scores
-        best = int(logits.argmax())  # the first of equals
-        first, last = int(kept[best]), int(kept[best + _WINDOW_CLAUSES - 1])
+            pair_logits = np.where(zh, self.biases["zh"], self.biases["en"]) + pairs
+            single_logits = np.where(cjk[kept], self.biases["zh"], self.biases["en"]) + singles
+        best = int(pair_logits.argmax())  # the first of equals
+        first, last, logit = int(kept[best]), int(kept[best + 1]), float(pair_logits[best])
+        alone = int(single_logits.argmax())
+        if single_logits[alone] > logit:
+            first = last = int(kept[alone])
+            logit = float(single_logits[alone])
         if len(spelt.units) == len(view):  # one unit per character: offsets are unit offsets
             marks = np.flatnonzero(spelt.units == _MARK_UNIT)
             start = int(marks[first - 1]) + 1 if first else 0
@@ -136,7 +167,7 @@ class NgramModel:
             # offsets: the clauses before, each with its mark
             start = sum(map(len, parts[:first])) + first
             end = sum(map(len, parts[: last + 1])) + last
-        return Window(start, end, _logistic(float(logits[best])))
+        return Window(start, end, _logistic(logit), whole=False)
 
     def save(self, path: Path) -> None:
         """Write the model file: byte for byte the same for the same model (fixed zip entry
@@ -147,6 +178,9 @@ class NgramModel:
             "vetoes": {lang: round(level, 6) for lang, level in sorted(self.vetoes.items())},
             "strict_vetoes": {
                 lang: round(level, 6) for lang, level in sorted(self.strict_vetoes.items())
+            },
+            "window_thresholds": {
+                lang: round(level, 6) for lang, level in sorted(self.window_thresholds.items())
             },
         }
         entries = {
@@ -561,5 +595,10 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
         weights = Weights.read(archive)
     _ = weights.tables  # laid out now, with the weights, rather than on the first message
     return NgramModel(
-        weights, meta["biases"], meta["threshold"], meta["vetoes"], meta["strict_vetoes"]
+        weights,
+        meta["biases"],
+        meta["threshold"],
+        meta["vetoes"],
+        meta["strict_vetoes"],
+        meta.get("window_thresholds", {}),
     )

@@ -39,7 +39,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
-from agents.safety.detector import MODEL_MAY_HOLD_BACK, CrisisDetector
+from agents.safety.detector import (
+    MODEL_MAY_HOLD_BACK,
+    CrisisDetector,
+    model_window,
+    veto_window,
+)
 from agents.safety.ngram import (
     LANGS,
     MODEL_FILE,
@@ -48,6 +53,7 @@ from agents.safety.ngram import (
     Weights,
     features,
     language,
+    windowed,
 )
 from agents.safety.normalise import DATA_DIR, normalise
 
@@ -97,6 +103,16 @@ TRAINING_SETS = (
     "crisis_train21_zh.jsonl",
     "crisis_train22_en.jsonl",
     "crisis_train22_zh.jsonl",
+    # Session 11: the line between then and now (23), means and acts against their twins (24),
+    # long journal entries with a risk buried in one sentence (25, 26).
+    "crisis_train23_en.jsonl",
+    "crisis_train23_zh.jsonl",
+    "crisis_train24_en.jsonl",
+    "crisis_train24_zh.jsonl",
+    "crisis_train25_en.jsonl",
+    "crisis_train25_zh.jsonl",
+    "crisis_train26_en.jsonl",
+    "crisis_train26_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
@@ -130,6 +146,21 @@ ORDINARY_SETS = (
     # "I'm afraid it won't be good enough": the self-doubt and worry a coach hears most.
     "crisis_ordinary23_en.jsonl",
     "crisis_ordinary23_zh.jsonl",
+    # Session 11: what users type to the four apps, heavy everyday words included (24), the
+    # everyday senses of the words a filter trips on (26), and the ordinary lines of train23-26
+    # (long journal entries among them).
+    "crisis_ordinary24_en.jsonl",
+    "crisis_ordinary24_zh.jsonl",
+    "crisis_ordinary23t_en.jsonl",
+    "crisis_ordinary23t_zh.jsonl",
+    "crisis_ordinary24t_en.jsonl",
+    "crisis_ordinary24t_zh.jsonl",
+    "crisis_ordinary25t_en.jsonl",
+    "crisis_ordinary25t_zh.jsonl",
+    "crisis_ordinary26_en.jsonl",
+    "crisis_ordinary26_zh.jsonl",
+    "crisis_ordinary26t_en.jsonl",
+    "crisis_ordinary26t_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
     "crisis_former_heldout5_ordinary.jsonl",
 )
@@ -329,6 +360,7 @@ class Passed(NamedTuple):
     silent: Silent | None
     view: str = ""
     strict: bool = False
+    fired: tuple[tuple[int, int], ...] = ()  # the spans the lexicon fired on
 
 
 def lexicon_pass(texts: list[str]) -> list[Passed]:
@@ -340,14 +372,23 @@ def lexicon_pass(texts: list[str]) -> list[Passed]:
         held = tuple((match.start, match.end) for match, _ in detection.held_back)
         silent = None if detection.risky else Silent(detection.view, held)
         strict = not MODEL_MAY_HOLD_BACK.issuperset(detection.signals)
-        passed.append(Passed(language(detection.view), silent, detection.view, strict))
+        fired = tuple((match.start, match.end) for match in detection.matches)
+        passed.append(Passed(language(detection.view), silent, detection.view, strict, fired))
     return passed
 
 
-def fires(model: NgramModel, thresholds: dict[str, float], passed: Passed) -> bool:
+# Logit thresholds (before the shift) per language and window kind: (lang, True) for a view
+# scored whole (a short message), (lang, False) for the riskiest of a long one's windows.
+Thresholds = dict[tuple[str, bool], float]
+
+
+def fires(model: NgramModel, thresholds: Thresholds, passed: Passed) -> bool:
     """Whether the lexicon, or else the model at these (unshifted) logit thresholds, fires (the
     veto is measured on its own, by `choose_vetoes`)."""
-    return passed.silent is None or model_logit(model, passed.silent) >= thresholds[passed.lang]
+    if passed.silent is None:
+        return True
+    logit, whole = model_score(model, passed.silent)
+    return logit >= thresholds[passed.lang, whole]
 
 
 @dataclass(frozen=True)
@@ -381,7 +422,7 @@ def choose_vetoes(
                 continue
             risky_case = bool(training[index]["risky"])
             caught[passed.lang, passed.strict] += risky_case
-            probability = model.riskiest(passed.view).probability
+            probability = veto_window(model, passed.view, passed.fired).probability
             scored.append((passed.lang, passed.strict, risky_case, probability))
     levels: dict[bool, dict[str, float]] = {False: {}, True: {}}
     lines = []
@@ -409,37 +450,60 @@ def choose_vetoes(
     return VetoChoice(levels[False], levels[True], "\n".join(lines))
 
 
-def model_logit(model: NgramModel, silent: Silent | None) -> float:
+def model_score(model: NgramModel, silent: Silent | None, view: str = "") -> tuple[float, bool]:
     """The logit of the model's riskiest window (before the threshold shift), or -inf where the
-    lexicon fired or held back something in that window (the model never overrules it)."""
+    lexicon fired or held back something in that window (the model never overrules it); and
+    whether the view was scored whole (a short message) or per window (`view`: the view, when
+    the lexicon fired)."""
     if silent is None:
-        return -math.inf
-    window = model.riskiest(silent.view)
-    if any(start < window.end and window.start < end for start, end in silent.held):
-        return -math.inf
-    return _logit(window.probability)
+        return -math.inf, not windowed(view)
+    window = model_window(model, silent.view, silent.held)
+    if window is None:
+        return -math.inf, not windowed(silent.view)
+    return _logit(window.probability), window.whole
 
 
-def choose_thresholds(
-    model: NgramModel, groups: list[tuple[list[Passed], float]]
-) -> dict[str, float]:
-    """Per language, the lowest logit threshold at which the model fires on at most each
-    group's budget of its benign texts (look-alikes: 2%, ordinary text: ORDINARY_BUDGET); the
-    strictest group wins. What the lexicon fires on is not the model's and does not count."""
+def choose_thresholds(model: NgramModel, groups: list[tuple[list[Passed], float]]) -> Thresholds:
+    """Per language and window kind, the lowest logit threshold at which the model fires on at
+    most each group's budget of its benign texts of that kind (look-alikes: 2%, ordinary text:
+    ORDINARY_BUDGET); the strictest group wins. What the lexicon fires on is not the model's
+    and does not count. Short messages and long ones are thresholded apart: the riskiest of a
+    long text's dozens of windows runs higher than a short text's one score, and with one
+    threshold for both, the long ordinary texts set it (session 11: 10 of the 13 English ones
+    over it were long, and the selection sets' recall fell from 104 to 91 of 125). A kind no
+    group holds takes the other kind's threshold."""
     chosen = [_lowest_thresholds(model, passed, budget) for passed, budget in groups]
-    return {lang: max(thresholds[lang] for thresholds in chosen) for lang in LANGS}
-
-
-def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> dict[str, float]:
-    logits: dict[str, list[float]] = {lang: [] for lang in LANGS}
-    for case in passed:
-        logits[case.lang].append(model_logit(model, case.silent))
-    thresholds = {}
+    thresholds = {key: max(found[key] for found in chosen) for key in chosen[0]}
     for lang in LANGS:
-        ranked = sorted(logits[lang], reverse=True)
-        allowed = int(budget * len(ranked))
-        thresholds[lang] = ranked[allowed] + 1e-6 if allowed < len(ranked) else -math.inf
+        if thresholds[lang, False] == -math.inf:
+            thresholds[lang, False] = thresholds[lang, True]
     return thresholds
+
+
+def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -> Thresholds:
+    logits: dict[tuple[str, bool], list[float]] = {
+        (lang, whole): [] for lang in LANGS for whole in (True, False)
+    }
+    for case in passed:
+        logit, whole = model_score(model, case.silent, case.view)
+        logits[case.lang, whole].append(logit)
+    thresholds = {}
+    for key, found in logits.items():
+        ranked = sorted(found, reverse=True)
+        allowed = int(budget * len(ranked))
+        thresholds[key] = ranked[allowed] + 1e-6 if allowed < len(ranked) else -math.inf
+    return thresholds
+
+
+def model_thresholds(model: NgramModel) -> Thresholds:
+    """The logit thresholds a shifted model fires at (`at_thresholds`)."""
+    return {
+        (lang, whole): _logit(
+            model.threshold if whole else model.window_thresholds.get(lang, model.threshold)
+        )
+        for lang in LANGS
+        for whole in (True, False)
+    }
 
 
 def _logit(probability: float) -> float:
@@ -447,14 +511,18 @@ def _logit(probability: float) -> float:
     return math.log(probability / (1 - probability))
 
 
-def at_thresholds(model: NgramModel, thresholds: dict[str, float]) -> NgramModel:
-    """The model with each language's bias shifted so that it fires at THRESHOLD exactly where
-    that language's chosen threshold lies."""
+def at_thresholds(model: NgramModel, thresholds: Thresholds) -> NgramModel:
+    """The model with each language's bias shifted so that a short message fires at THRESHOLD
+    exactly where that language's chosen threshold lies, and the window threshold where the
+    long messages' one lies on the shifted scale."""
     shift = _logit(THRESHOLD)
-    biases = {
-        lang: model.biases[lang] - max(thresholds[lang], -30.0) + shift for lang in model.biases
+    whole = {lang: max(thresholds[lang, True], -30.0) for lang in model.biases}
+    biases = {lang: model.biases[lang] - whole[lang] + shift for lang in model.biases}
+    windows = {
+        lang: round(_logistic(max(thresholds[lang, False], -30.0) - whole[lang] + shift), 6)
+        for lang in model.biases
     }
-    return NgramModel(model.weights, biases, THRESHOLD)
+    return NgramModel(model.weights, biases, THRESHOLD, window_thresholds=windows)
 
 
 def selection_report(model: NgramModel, selection: list[dict]) -> str:
@@ -531,9 +599,7 @@ def threshold_groups(
     ]
 
 
-def fired_counts(
-    model: NgramModel, thresholds: dict[str, float], passed: list[Passed]
-) -> Counter[str]:
+def fired_counts(model: NgramModel, thresholds: Thresholds, passed: list[Passed]) -> Counter[str]:
     """Per language, how many texts the whole detector fires on at those thresholds."""
     fired: Counter[str] = Counter()
     for case in passed:
@@ -642,8 +708,10 @@ def main() -> None:
     print(
         f"{len(written)} written cases, {len(frames)} frame and ordinary rows "
         f"({len(ordinary_trained)} ordinary messages x{ORDINARY_REPEATS}), {epochs} epochs, "
-        f"{len(model.weights)} weights -> {args.out.name}; logit thresholds "
-        + ", ".join(f"{lang} {value:.3f}" for lang, value in thresholds.items())
+        f"{len(model.weights)} weights -> {args.out.name}; logit thresholds, short / long "
+        + ", ".join(
+            f"{lang} {thresholds[lang, True]:.3f} / {thresholds[lang, False]:.3f}" for lang in LANGS
+        )
     )
     ordinary_total = Counter(case.lang for case in groups[1][0])
     print(
@@ -655,7 +723,7 @@ def main() -> None:
     print("the model's veto over the lexicon (cross-validated):\n" + veto.report)
     print("selection sets, the whole detector:\n" + selection_report(model, selection))
     queries = bench_queries()
-    queries_fired = fired_counts(model, dict.fromkeys(LANGS, 0.0), queries)
+    queries_fired = fired_counts(model, model_thresholds(model), queries)
     print(
         "wisdom benchmark queries (ordinary, never trained or thresholded on), fired: "
         + ", ".join(

@@ -1,9 +1,9 @@
 """How the crisis detector does on phrasings it was never tuned on, and its n-gram layer.
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
-`crisis_heldout3.jsonl`, `crisis_heldout6.jsonl` and `crisis_heldout7.jsonl`, each written later
-by other authors, and `crisis_heldout6_ordinary.jsonl` / `crisis_heldout7_ordinary.jsonl`,
-ordinary coaching messages by the authors of sets 6 and 7) were written
+`crisis_heldout3.jsonl`, `crisis_heldout6.jsonl`, `crisis_heldout7.jsonl` and
+`crisis_heldout8.jsonl`, each written later by other authors, and their `_ordinary` sets,
+ordinary coaching messages by the authors of sets 6, 7 and 8) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -34,36 +34,44 @@ HELD_OUT_SETS = (
     "crisis_heldout3.jsonl",
     "crisis_heldout6.jsonl",
     "crisis_heldout7.jsonl",
+    "crisis_heldout8.jsonl",
 )
-HELD_OUT_ORDINARY = ("crisis_heldout6_ordinary.jsonl", "crisis_heldout7_ordinary.jsonl")
+HELD_OUT_ORDINARY = (
+    "crisis_heldout6_ordinary.jsonl",
+    "crisis_heldout7_ordinary.jsonl",
+    "crisis_heldout8_ordinary.jsonl",
+)
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    # Sets 1-3: session 10's end (the model retrained on train16-22, ordinary17-23 and the
-    # former set 5; the lexicon as in session 8). Session 9's end: en 96, 0 / 118, 4 / 132, 1;
-    # zh 95, 2 / 115, 4 / 128, 6.
-    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (98, 107, 0, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (96, 103, 0, 101)},
+    # Sets 1-3: session 11's end (the model retrained on train23-26 and ordinary24-26, windows of
+    # one clause, long messages thresholded apart; the lexicon's everyday phrases mended).
+    # Session 10's end: en 98, 0 / 119, 4 / 133, 1; zh 96, 0 / 118, 1 / 131, 5.
+    ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 4, 105), "model": (101, 107, 0, 105)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (97, 103, 1, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (119, 128, 4, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (118, 128, 1, 128)},
-    # Session 11: "shed" alone no longer means self-harm to the lexicon (a garden shed fired);
-    # one risky case each in sets 3 and 7 (en) is now the model's catch, not the lexicon's.
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (92, 150, 9, 150), "model": (133, 150, 1, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (131, 150, 5, 150)},
-    # Set 6 (session 9, written late in the session) was measured on session 8's detector (en
-    # 127, 9; zh 116, 10), on the model before train15 (en 132, 5; zh 132, 4), on session 9's
-    # shipped one (en 133, 4; zh 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3)
-    # and on its shipped one: these rows.
-    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (141, 150, 4, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (131, 150, 1, 150)},
-    # Set 7 (session 10) was measured at the session's start on session 9's detector (en 128,
-    # 15; zh 120, 12), on the first retrain (en 136, 10; zh 126, 10) and on the shipped one,
-    # retrained with ordinary23 after an e2e ordinary message fired (docs/safety.md): these rows.
-    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 23, 150), "model": (134, 150, 10, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 24, 150), "model": (127, 150, 9, 150)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (120, 128, 3, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 12, 128), "model": (119, 128, 5, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (134, 150, 1, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (136, 150, 7, 150)},
+    # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
+    # model before train15 (en 132, 5; zh 132, 4), on session 9's shipped one (en 133, 4; zh
+    # 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3), on its shipped one (en
+    # 141, 4; zh 131, 1) and on session 11's: these rows.
+    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (140, 150, 3, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 21, 150), "model": (138, 150, 4, 150)},
+    # Set 7 (session 10) was measured at that session's start on session 9's detector (en 128,
+    # 15; zh 120, 12), on its first retrain (en 136, 10; zh 126, 10), on its shipped one (en
+    # 134, 10; zh 127, 9) and on session 11's: these rows. Session 11's lexicon: "shed" alone
+    # is no self-harm (one en catch is now the model's), the waterside alone no means (zh -1).
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 23, 150), "model": (136, 150, 9, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (74, 150, 25, 150), "model": (134, 150, 7, 150)},
+    # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
+    # (en 134, 4; zh 128, 9) and at its end on the model retrained as decided before: these.
+    ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 20, 150), "model": (130, 150, 7, 150)},
+    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (78, 150, 19, 150), "model": (135, 150, 6, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -73,14 +81,17 @@ SHARED_WITH_TUNED = {
     "crisis_heldout3.jsonl": 0,
     "crisis_heldout6.jsonl": 0,
     "crisis_heldout7.jsonl": 1,  # one spaced-letter phrase, the same as a development case
+    "crisis_heldout8.jsonl": 0,
 }
-# The ordinary messages of sets 6 and 7 (100 per language each, many of them low-mood): what
+# The ordinary messages of sets 6, 7 and 8 (100 per language each, many of them low-mood): what
 # the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
     ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout6_ordinary.jsonl", "zh"): (0, 100),
     ("crisis_heldout7_ordinary.jsonl", "en"): (0, 100),
     ("crisis_heldout7_ordinary.jsonl", "zh"): (0, 100),  # session 9's detector: 1
+    ("crisis_heldout8_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout8_ordinary.jsonl", "zh"): (1, 100),  # session 10's detector: 1 too
 }
 
 

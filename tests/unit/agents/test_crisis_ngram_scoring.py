@@ -1,6 +1,6 @@
 """The n-gram layer's fast scoring (whole view at once, vectorised over integer-coded
 n-grams) gives the scores of the plain one: every clause's n-grams by `clause_features`,
-looked up one by one, and every window of two adjacent clauses scored from its own text."""
+looked up one by one, and every window of one or two adjacent clauses scored from its own text."""
 
 from __future__ import annotations
 
@@ -93,27 +93,31 @@ def _plain_logit(model: NgramModel, text: str) -> float:
     return model.biases[language(text)] + score
 
 
-def _plain_windows(model: NgramModel, view: str) -> list[tuple[int, int, float]]:
+def _plain_windows(
+    model: NgramModel, view: str, *, whole: bool = True
+) -> list[tuple[int, int, float]]:
     """(start, end, logit) of every window the model weighs: the whole view when it has at most
-    three clauses that are not blank, else every two adjacent ones."""
+    three clauses that are not blank (one, with `whole` off), else every two adjacent ones and
+    then every one alone (a pair wins a tie)."""
     bounds, start = [], 0
     for part in view.split(CLAUSE_MARK):
         if part.strip():
             bounds.append((start, start + len(part)))
         start += len(part) + 1
-    if len(bounds) <= 3:
+    if len(bounds) <= (3 if whole else 1):
         return [(0, len(view), _plain_logit(model, view))]
-    pairs = pairwise(bounds)
-    return [
+    pairs = [
         (first[0], second[1], _plain_logit(model, view[first[0] : second[1]]))
-        for first, second in pairs
+        for first, second in pairwise(bounds)
     ]
+    return pairs + [(a, b, _plain_logit(model, view[a:b])) for a, b in bounds]
 
 
-def _plain_riskiest(model: NgramModel, view: str) -> Window:
-    windows = _plain_windows(model, view)
+def _plain_riskiest(model: NgramModel, view: str, *, whole: bool = True) -> Window:
+    windows = _plain_windows(model, view, whole=whole)
     start, end, logit = max(windows, key=lambda window: window[2])  # the first of equals
-    return Window(start, end, 1 / (1 + math.exp(-max(-30.0, min(30.0, logit)))))
+    probability = 1 / (1 + math.exp(-max(-30.0, min(30.0, logit))))
+    return Window(start, end, probability, whole=windows == [(0, len(view), logit)])
 
 
 def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
@@ -153,14 +157,17 @@ def test_clause_scores_equal_the_plain_scoring(model: NgramModel, texts: list[st
 def test_the_riskiest_window_equals_the_plain_scoring(model: NgramModel, texts: list[str]) -> None:
     views = [normalise(text) for text in [*texts, *_long_messages(texts, 150)]]
     differing = []
-    for view in views:
-        fast, plain = model.riskiest(view), _plain_riskiest(model, view)
-        if (fast.start, fast.end) != (plain.start, plain.end):
-            differing.append(view)
+    pairs = [(model.riskiest(v), _plain_riskiest(model, v)) for v in views]
+    pairs += [
+        (model.riskiest(v, whole=False), _plain_riskiest(model, v, whole=False)) for v in views
+    ]
+    for fast, plain in pairs:
+        if (fast.start, fast.end, fast.whole) != (plain.start, plain.end, plain.whole):
+            differing.append(plain)
         elif abs(fast.probability - plain.probability) > TOLERANCE:
-            differing.append(view)
+            differing.append(plain)
         elif (fast.probability >= THRESHOLD) != (plain.probability >= THRESHOLD):
-            differing.append(view)
+            differing.append(plain)
     assert differing == []
     fired = sum(model.riskiest(view).probability >= THRESHOLD for view in views)
     assert 0 < fired < len(views)  # the sets hold windows on both sides of the threshold
