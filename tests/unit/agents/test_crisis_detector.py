@@ -295,6 +295,11 @@ def test_normalise_locale() -> None:
         "我妈又在电话里说我不如表姐，挂了电话我在楼道里站了好久",
         "Mum always asks where I'm going",
         "下个月项目结束以后，我打算请五天年假去海边",
+        "Could you help me draft a polite out-of-office for when I'm gone over the holidays?",
+        "I've picked a date for my garage sale. Any tips for pricing stuff?",
+        "不小心在新车门上划了一道，心疼",
+        "打算周六去爬山，需要准备绳子吗？路线不算太难",
+        "我想消失一个月，不刷朋友圈不看微博，专心备考",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -334,6 +339,11 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "我站在天台上，要不要跳",
         "you won't need to worry, it's better where I'm going",
         "准备好了，今晚就去河边，不回来了",
+        "when im gone, give my guitar to my brother",
+        "I've picked a date. Saturday.",
+        "我又抓破了",
+        "又划了好几道",
+        "我想消失，永远",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
