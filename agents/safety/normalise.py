@@ -222,6 +222,10 @@ _UNDERSCORES = re.compile("_+")
 # A space next to a CJK character; written to start with the space, so `re` jumps from space
 # to space instead of trying every position.
 _CJK_GAP = re.compile(rf" (?:(?<=[{CJK_CLASS}] )|(?=[{CJK_CLASS}]))")
+_ARRAY_GAP_CHARS = 400  # a shorter text: `_CJK_GAP` (numpy's cost per call is more)
+_IS_CJK_UNIT = np.zeros(0x10000, dtype=bool)  # by UTF-16 unit (every CJK character is one)
+for _first, _last in re.findall(r"(.)-(.)", CJK_CLASS):
+    _IS_CJK_UNIT[ord(_first) : ord(_last) + 1] = True
 # Full-width forms and the ideographic space, folded as NFKC folds them (each to one ASCII
 # character): Chinese text is mostly NFKC but for its punctuation, and full NFKC is slow.
 _FULL_WIDTH = re.compile("[\uff01-\uff5e\u3000]")
@@ -304,6 +308,23 @@ def _separators_as_spaces(text: str) -> str:
     return text
 
 
+def _without_cjk_gaps(text: str) -> str:
+    """`text` without the spaces next to a CJK character: `_CJK_GAP.sub("", text)`, on a long
+    text by array operations on its UTF-16 units (the regular expression costs 50 µs on 2,000
+    characters of Chinese; a space and a CJK character are one unit each)."""
+    if len(text) < _ARRAY_GAP_CHARS:
+        return _CJK_GAP.sub("", text)
+    units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    cjk = _IS_CJK_UNIT[units]
+    near = np.zeros(len(units), dtype=bool)
+    near[1:] = cjk[:-1]
+    near[:-1] |= cjk[1:]
+    gaps = near & (units == ord(" "))
+    if not gaps.any():
+        return text
+    return units[~gaps].tobytes().decode("utf-16-le", "surrogatepass")
+
+
 def normalise(text: str) -> str:
     """The view of `text` that every crisis pattern is matched against (see module doc)."""
     folded = _nfkc(_whole_characters(text))
@@ -343,4 +364,4 @@ def normalise(text: str) -> str:
     if "_" in folded:
         folded = _UNDERSCORES.sub(" ", folded)
     folded = folded.strip()
-    return _CJK_GAP.sub("", folded) if contains_cjk(folded) else folded
+    return _without_cjk_gaps(folded) if contains_cjk(folded) else folded
