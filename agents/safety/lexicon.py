@@ -127,6 +127,7 @@ class Pattern:
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20  # the DFA cache of a language's whole set stays warm
 _UNANCHORED = re2._Anchor.UNANCHORED  # the binding's Match(anchor, text, pos, endpos)
+_ANCHOR_START = re2._Anchor.ANCHOR_START
 _ANY = r"(?s:.)"
 
 
@@ -344,10 +345,14 @@ class ViewMatcher:
         # one of those is first asked about, which a message with no candidate never is. (A
         # set over the whole message would say so too, but RE2's automaton for a set remembers
         # which patterns matched so far: on a message dense with matches its states multiply,
-        # built anew for each message.)
+        # built anew for each message.) The alternation is anchored at the start after a lazy
+        # wildcard: the same yes or no, and RE2 needs no reverse automaton to find where a
+        # match starts (10 ms to build on the first message).
         gated = [patterns[n].superset for n in self._narrow if self._ids[n][0] in GATED]
         self._gated_narrow = (
-            re2._re2.RE2("|".join(f"(?:{p})" for p in gated).encode(), _RE2_OPTIONS)
+            re2._re2.RE2(
+                f"{_ANY}*?(?:{'|'.join(f'(?:{p})' for p in gated)})".encode(), _RE2_OPTIONS
+            )
             if gated
             else None
         )
@@ -381,7 +386,7 @@ class ViewMatcher:
             numbers.update(self._wide[found] for found in self._wide_set.Match(view.data) or ())
         # (in a message of one or two runs, searching first would cost as much as the runs)
         if self._gated_narrow is not None and len(view.data) > _SEARCHED_FIRST_BYTES:
-            first = self._gated_narrow.Match(_UNANCHORED, view.data, 0, len(view.data))
+            first = self._gated_narrow.Match(_ANCHOR_START, view.data, 0, len(view.data))
             if first[0][0] < 0:
                 return numbers, False
         self._find_narrow(view, self._narrow, self._narrow_set, numbers, windows)
