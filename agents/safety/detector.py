@@ -155,14 +155,12 @@ class _Message:
         return self.prepared.text
 
     def may_match(self, sections: Iterable[str]) -> bool:
-        return any(
-            name in found.sections for found in self.candidates.values() for name in sections
-        )
+        return any(found.section(name) for found in self.candidates.values() for name in sections)
 
     def _matches(self, section: str) -> Iterator[re.Match[str]]:
         for lexicon in self.lexicons:
             found = self.candidates[lexicon.lang]
-            indexes = found.sections.get(section)
+            indexes = found.section(section)
             if indexes:
                 yield from lexicon.matcher.finditer(self.prepared, section, indexes, found)
 

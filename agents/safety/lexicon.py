@@ -127,6 +127,7 @@ class Pattern:
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20  # the DFA cache of a language's whole set stays warm
 _UNANCHORED = re2._Anchor.UNANCHORED  # the binding's Match(anchor, text, pos, endpos)
+_ANCHOR_START = re2._Anchor.ANCHOR_START
 _ANY = r"(?s:.)"
 
 
@@ -287,17 +288,33 @@ class View:
         return clause_chars + len(self.data[clause_bytes:offset].decode("utf-8"))
 
 
-@dataclass(frozen=True)
 class Candidates:
     """What RE2 found in one message: per section the patterns that may match (ascending), and
     for a pattern confined to one clause the character windows (runs of whole clauses) where
-    it may."""
+    it may. Every pattern is found at once, unless no narrow pattern of a section a candidate
+    starts from (`GATED`) may match (most messages): then the other sections' narrow ones are
+    found when one of those sections is first asked about, which such a message seldom is."""
 
-    sections: dict[str, list[int]]
-    windows: dict[int, list[tuple[int, int]]]  # pattern number -> windows, ascending
+    def __init__(self, matcher: ViewMatcher, view: View) -> None:
+        self._matcher = matcher
+        self._view = view  # the view the windows are of (a blanked message keeps them)
+        self.windows: dict[int, list[tuple[int, int]]] = {}  # pattern number -> windows
+        self._numbers, complete = matcher.find(view, self.windows)
+        self._others_due = not complete
+        self._sections = matcher.sections(self._numbers)
+
+    def section(self, name: str) -> list[int]:
+        """The indexes of the section's patterns that may match, ascending (none: empty)."""
+        if self._others_due and name not in _GATED_SECTIONS:
+            self._others_due = False
+            self._matcher.find_others(self._view, self._numbers, self.windows)
+            self._sections = self._matcher.sections(self._numbers)
+        return self._sections.get(name, [])
 
 
 _CHUNK_BYTES = 256  # a message is checked in runs of whole clauses about this long
+_GATED_SECTIONS = frozenset(GATED)
+_SEARCHED_FIRST_BYTES = 2 * _CHUNK_BYTES  # a longer message is first searched for gated ones
 
 
 class ViewMatcher:
@@ -320,15 +337,35 @@ class ViewMatcher:
                 self._ids.append((name, index))
                 patterns.append(pattern)
         self._narrow = [n for n, p in enumerate(patterns) if p.clauses == 1]
-        self._wide = [n for n, p in enumerate(patterns) if p.clauses > 1]
         self._narrow_set = _re2_set([patterns[n] for n in self._narrow])
+        # Whether a gated section's narrow pattern (`GATED`: one a candidate starts from) may
+        # match anywhere, by one search of their over-approximations as one alternation: a
+        # match in a run of clauses is a match in the whole message. Where none may (most
+        # messages), the runs are searched for the other sections' narrow patterns only when
+        # one of those is first asked about, which a message with no candidate never is. (A
+        # set over the whole message would say so too, but RE2's automaton for a set remembers
+        # which patterns matched so far: on a message dense with matches its states multiply,
+        # built anew for each message.) The alternation is anchored at the start after a lazy
+        # wildcard: the same yes or no, and RE2 needs no reverse automaton to find where a
+        # match starts (10 ms to build on the first message).
+        gated = [patterns[n].superset for n in self._narrow if self._ids[n][0] in GATED]
+        self._gated_narrow = (
+            re2._re2.RE2(
+                f"{_ANY}*?(?:{'|'.join(f'(?:{p})' for p in gated)})".encode(), _RE2_OPTIONS
+            )
+            if gated
+            else None
+        )
+        self._other_narrow = [n for n in self._narrow if self._ids[n][0] not in GATED]
+        self._other_narrow_set = _re2_set([patterns[n] for n in self._other_narrow])
+        self._wide = [n for n, p in enumerate(patterns) if p.clauses > 1]
         self._wide_set = _re2_set([patterns[n] for n in self._wide])
         self._finders = {
             n: re2._re2.RE2(patterns[n].superset.encode("utf-8"), _RE2_OPTIONS) for n in self._wide
         }
         self._supersets = {n: patterns[n].superset for n in self._wide}
         self._sections = sections
-        self._first = {  # each section's first pattern in the set
+        self._section_start = {  # each section's first pattern number
             name: self._ids.index((name, 0))
             for name, section in sections.items()
             if section.patterns
@@ -336,29 +373,63 @@ class ViewMatcher:
 
     def candidates(self, view: View) -> Candidates:
         """The patterns that may match in the view, and where."""
+        return Candidates(self, view)
+
+    def find(self, view: View, windows: dict[int, list[tuple[int, int]]]) -> tuple[set[int], bool]:
+        """The patterns that may match in the view (the narrow ones' windows into `windows`),
+        and whether that is all of them: every wide one, and every narrow one unless no gated
+        narrow one may match; then the others' narrow ones are left to `find_others`."""
         numbers: set[int] = set()
-        windows: dict[int, list[tuple[int, int]]] = {}
-        if self._narrow_set is not None:
-            for char_start, char_end, byte_start, byte_end in _chunks(view):
-                if self._script and not self._script.search(view.text, char_start, char_end):
-                    continue  # English patterns in a run of Chinese clauses
-                for found in self._narrow_set.Match(view.data[byte_start:byte_end]) or ():
-                    number = self._narrow[found]
-                    numbers.add(number)
-                    windows.setdefault(number, []).append((char_start, char_end))
-        if self._wide_set is not None and view.text:
+        if not view.text:
+            return numbers, True
+        if self._wide_set is not None:
             numbers.update(self._wide[found] for found in self._wide_set.Match(view.data) or ())
+        # (in a message of one or two runs, searching first would cost as much as the runs)
+        if self._gated_narrow is not None and len(view.data) > _SEARCHED_FIRST_BYTES:
+            first = self._gated_narrow.Match(_ANCHOR_START, view.data, 0, len(view.data))
+            if first[0][0] < 0:
+                return numbers, False
+        self._find_narrow(view, self._narrow, self._narrow_set, numbers, windows)
+        return numbers, True
+
+    def find_others(
+        self, view: View, numbers: set[int], windows: dict[int, list[tuple[int, int]]]
+    ) -> None:
+        """The narrow patterns `find` left out (no gated section's may match: the others'), into
+        `numbers` (their windows into `windows`)."""
+        self._find_narrow(view, self._other_narrow, self._other_narrow_set, numbers, windows)
+
+    def _find_narrow(
+        self,
+        view: View,
+        narrow: list[int],
+        narrow_set: re2.Set | None,
+        numbers: set[int],
+        windows: dict[int, list[tuple[int, int]]],
+    ) -> None:
+        if narrow_set is None:
+            return
+        for char_start, char_end, byte_start, byte_end in _chunks(view):
+            if self._script and not self._script.search(view.text, char_start, char_end):
+                continue  # English patterns in a run of Chinese clauses
+            for found in narrow_set.Match(view.data[byte_start:byte_end]) or ():
+                number = narrow[found]
+                numbers.add(number)
+                windows.setdefault(number, []).append((char_start, char_end))
+
+    def sections(self, numbers: set[int]) -> dict[str, list[int]]:
+        """Pattern numbers as, per section, their indexes in it, ascending."""
         sections: dict[str, list[int]] = {}
         for number in sorted(numbers):
             section, index = self._ids[number]
             sections.setdefault(section, []).append(index)
-        return Candidates(sections, windows)
+        return sections
 
     def finditer(
         self, view: View, section: str, indexes: list[int], found: Candidates
     ) -> Iterator[re.Match[str]]:
         """The matches of the section's patterns `indexes` in the view, pattern by pattern."""
-        offset = self._first.get(section, 0)
+        offset = self._section_start.get(section, 0)
         for index in indexes:
             pattern = self._sections[section].patterns[index]
             number = offset + index

@@ -39,6 +39,9 @@ MODEL_FILE = "crisis_ngram_model.npz"
 LANGS = ("en", "zh")
 THRESHOLD = 0.5  # the biases are shifted so that every language fires here
 _WORD = re.compile(r"[a-z]+")
+# Every byte but a latin letter as a space: the words of a view's UTF-8 bytes are then its
+# `_WORD` runs (no byte of a multi-byte character is ASCII).
+_LETTERS_ONLY = bytes(code if 97 <= code <= 122 else 32 for code in range(256))
 _CJK_RUN = re.compile(f"[{CJK_CLASS}]+")
 WHOLE_CLAUSES = 3  # a message with at most this many clauses is scored as a whole
 
@@ -493,6 +496,11 @@ class _Tables:
         return total
 
     @cached_property
+    def _byte_words(self) -> dict[bytes, int]:
+        """`words` keyed by their UTF-8 bytes."""
+        return {word.encode(): number for word, number in self.words.items()}
+
+    @cached_property
     def _latin_words(self) -> memoryview:
         return memoryview(self.latin_words)
 
@@ -525,10 +533,11 @@ class _Tables:
         starts = letters.copy()
         starts[1:] &= ~letters[:-1]
         clause = spelt.clause[1:][starts]
-        words = _WORD.findall(view)  # (in order, the same runs)
+        # (in order, the same runs: `_WORD.findall(view)`, as UTF-8, found in C)
+        words = view.encode("utf-8", "surrogatepass").translate(_LETTERS_ONLY).split()
         size = len(words)
         # a word no n-gram holds is 0: a pair with a 0 is no key
-        numbers = np.fromiter(map(self.words.get, words, repeat(0)), np.int64, size)
+        numbers = np.fromiter(map(self._byte_words.get, words, repeat(0)), np.int64, size)
         firsts = numbers << self.word_bits
         found = self.latin_grams.get(
             np.concatenate((firsts[:-1] | numbers[1:], self.skip_flag | firsts[:-2] | numbers[2:])),
@@ -593,7 +602,7 @@ def load_model(data_dir: Path = DATA_DIR) -> NgramModel | None:
     with np.load(path) as archive:
         meta = json.loads(archive[_META])
         weights = Weights.read(archive)
-    _ = weights.tables  # laid out now, with the weights, rather than on the first message
+    _ = weights.tables._byte_words  # laid out now, with the weights, not on the first message
     return NgramModel(
         weights,
         meta["biases"],

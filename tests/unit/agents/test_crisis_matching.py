@@ -265,7 +265,8 @@ def _plain_normalise(text: str) -> str:
     return re.sub(rf"(?<=[{cjk}]) | (?=[{cjk}])", "", folded)
 
 
-def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
+def _tricky_pieces() -> list[str]:
+    """Characters and words that each step of normalisation acts on."""
     pieces = list("abdeiklmostuy 0134579@$!|*.,;:?-–—_'’\n\t") + list(
         "自杀死想跳楼我，。？！：；（）　ＡＢ１！～殺樂哈"
     )
@@ -286,7 +287,24 @@ def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
         "要",
         "了",
     ]  # homoglyphs, "2" for "to"
+    return pieces
+
+
+def test_normalise_equals_the_plain_pipeline(texts: list[str]) -> None:
+    pieces = _tricky_pieces()
     rng = random.Random(6)
     probes = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(20000)]
     differ = [text for text in [*texts, *probes] if normalise(text) != _plain_normalise(text)]
+    assert differ == []
+
+
+def test_normalise_of_long_texts_equals_the_plain_pipeline(texts: list[str]) -> None:
+    """A long view (400 characters or more) takes array operations instead of some regular
+    expressions: the same view."""
+    pieces = _tricky_pieces()
+    rng = random.Random(11)
+    probes = ["".join(rng.choices(pieces, k=rng.randint(150, 900))) for _ in range(300)]
+    probes += [rng.choice(["，", ". ", " ", "\n"]).join(rng.sample(texts, 40)) for _ in range(100)]
+    assert sum(len(normalise(text)) >= 400 for text in probes) > 350
+    differ = [text for text in probes if normalise(text) != _plain_normalise(text)]
     assert differ == []
