@@ -126,11 +126,21 @@ def key_args(key: SessionKey) -> tuple[str, str, str]:
 
 
 async def _add_missing_columns(conn: aiosqlite.Connection) -> None:
-    for table, column, declaration in _ADDED_COLUMNS:
-        async with conn.execute(f"PRAGMA table_info({table})") as cur:
-            present = {row["name"] for row in await cur.fetchall()}
-        if column not in present:
-            await conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+    """Add the columns an older file lacks, under the write lock: two processes opening one file
+    at once both found a column missing, and the second ALTER failed ("duplicate column name");
+    with BEGIN IMMEDIATE the second waits, then finds it there."""
+    await conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table, column, declaration in _ADDED_COLUMNS:
+            async with conn.execute(f"PRAGMA table_info({table})") as cur:
+                present = {row["name"] for row in await cur.fetchall()}
+            if column not in present:
+                await conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        await conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            await conn.execute("ROLLBACK")
+        raise
 
 
 class SqliteSessionStore(SqliteFile):
