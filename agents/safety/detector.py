@@ -437,15 +437,23 @@ def _blank_clauses(view: str, spans: list[tuple[int, int]]) -> str:
     return _blanked(clauses, keep=set(range(len(clauses))) - hit)
 
 
-def _clauses_of(clauses: list[str], spans: list[tuple[int, int]]) -> set[int]:
-    """The indexes of the clauses (of a view, in order) that overlap one of `spans`."""
+def _clauses_of(clauses: list[str], spans: Iterable[tuple[int, int]]) -> set[int]:
+    """The indexes of the clauses (of a view, in order) that overlap one of `spans` (each span
+    looked up from its start: a dense message has hundreds of spans and of clauses)."""
+    starts: list[int] = []
+    ends: list[int] = []
+    offset = 0
+    for clause in clauses:
+        starts.append(offset)
+        ends.append(offset + len(clause))
+        offset += len(clause) + 1
     found: set[int] = set()
-    start = 0
-    for index, clause in enumerate(clauses):
-        end = start + len(clause)
-        if any(s < end and start < e for s, e in spans):
-            found.add(index)
-        start = end + 1
+    for start, end in spans:
+        index = max(bisect.bisect_right(starts, start) - 1, 0)
+        while index < len(starts) and starts[index] < end:
+            if start < ends[index]:
+                found.add(index)
+            index += 1
     return found
 
 
