@@ -24,14 +24,13 @@ Each row for the lexicon alone and for the lexicon with the n-gram model.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from agents.safety import CrisisDetector
 from agents.safety.ngram import load_model
+from bench.crisis_eval import load_cases
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 WISDOM = Path(__file__).resolve().parents[1] / "confidant" / "wisdom" / "data" / "corpus.jsonl"
@@ -44,10 +43,6 @@ JOINERS = {"en": " ", "zh": ""}
 FULL_STOPS = {"en": ". ", "zh": "。"}
 _SENTENCE_END = tuple(".!?。！？…~\n)\"'”’")
 SEED = 11
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def _ordinary_name(held_out: str) -> str:
@@ -71,8 +66,10 @@ class Filler:
     def message(self, chars: int) -> list[str]:
         """Whole ordinary messages, about `chars` characters in all (the last one may overrun)."""
         parts: list[str] = []
-        while sum(map(len, parts)) < chars:
+        total = 0
+        while total < chars:
             parts.append(self._next())
+            total += len(parts[-1])
         return parts
 
     def text(self, chars: int = MESSAGE_CHARS) -> str:
@@ -98,7 +95,7 @@ def _count(detector: CrisisDetector, texts: list[str]) -> int:
 
 def measure(sets: tuple[str, ...], count: int) -> str:
     detectors = {"lexicon": CrisisDetector(), "lexicon + model": CrisisDetector(model=load_model())}
-    wisdom = _read(WISDOM)
+    wisdom = load_cases(WISDOM)
     rows = [
         "| messages of ~2,000 characters | lang | " + " | ".join(detectors) + " |",
         "|---|---|" + "---|" * len(detectors),
@@ -108,10 +105,10 @@ def measure(sets: tuple[str, ...], count: int) -> str:
         ordinary = [
             case["text"]
             for name in sets
-            for case in _read(DATA / _ordinary_name(name))
+            for case in load_cases(DATA / _ordinary_name(name))
             if case["lang"] == lang
         ]
-        cases = [case for name in sets for case in _read(DATA / name) if case["lang"] == lang]
+        cases = [case for name in sets for case in load_cases(DATA / name) if case["lang"] == lang]
         filler = Filler(ordinary, lang, shuffle)
         coaching = Filler([p["text"] for p in wisdom if p["locale"] == lang], lang, shuffle)
         groups = {
