@@ -178,6 +178,8 @@ HELD_OUT_SETS = (
     "crisis_heldout7_ordinary.jsonl",
     "crisis_heldout8.jsonl",
     "crisis_heldout8_ordinary.jsonl",
+    "crisis_heldout9.jsonl",
+    "crisis_heldout9_ordinary.jsonl",
 )
 FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
