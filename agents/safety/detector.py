@@ -347,11 +347,26 @@ class CrisisDetector:
         means = message.spans(MEANS)
         # "I'm not going to jump" shows no intent: only access or intent said without a
         # negation counts.
-        if means and any(
-            not message.negated(found) for part in (ACCESS, INTENT) for found in message.spans(part)
-        ):
-            first = means[0]
-            candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
+        plans = (
+            [
+                found
+                for part in (ACCESS, INTENT)
+                for found in message.spans(part)
+                if not message.negated(found)
+            ]
+            if means
+            else []
+        )
+        if plans:
+            # In a long message the means and the access or intent are one thought only near
+            # each other: pills in one sentence of a journal entry and "I want" in another
+            # are not a plan.
+            if len(view) > _CHECK_WHOLE_CHARS:
+                near = _Nearby.of(plans, message.prepared.marks)
+                means = [found for found in means if near.explains(found)]
+            if means:
+                first = means[0]
+                candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
         if not candidates:
             return Detection(risky=False, signals=(), matches=(), view=view)
         if not benign:

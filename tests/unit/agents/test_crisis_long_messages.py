@@ -98,3 +98,26 @@ def test_a_long_message_has_its_own_threshold() -> None:
     assert CrisisDetector(model=model).detect(entry).risky
     assert not CrisisDetector(model=strict).detect(entry).risky
     assert CrisisDetector(model=strict).detect("Zorblax tonight.").risky  # short: 0.5
+
+
+_JOURNAL = (
+    "The weather was lovely and my sister called about the holidays, we argued about who hosts "
+    "this year. I finished the book my friend lent me and started another one. The cat knocked "
+    "over a plant again. Dinner was pasta and I watered the garden after. Work has been slow "
+    "but fine, and the new manager seems decent."
+)
+
+
+def test_a_means_pairs_with_an_intent_only_nearby_in_a_long_message() -> None:
+    # the lexicon alone: a bridge crossed in the morning and "no more overtime" three sentences
+    # later are no plan; the same bridge with an intent in the next sentence is
+    bridge = "We crossed the old bridge into town this morning."
+    between = "Dinner was pasta. I finished my book."
+    far = f"{_JOURNAL} {bridge} {between} My boss said no more overtime next month."
+    assert len(far) > 400
+    assert not CrisisDetector().detect(far).risky
+    near = f"{_JOURNAL} {bridge} Tonight I'm going to jump. {_JOURNAL}"
+    detection = CrisisDetector().detect(near)
+    assert detection.risky and "means_plan" in detection.signals
+    # a short message is one thought: a means and an intent anywhere in it pair
+    assert CrisisDetector().detect("The old bridge again. No more, I am done.").risky
