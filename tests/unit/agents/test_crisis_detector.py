@@ -300,6 +300,12 @@ def test_normalise_locale() -> None:
         "不小心在新车门上划了一道，心疼",
         "打算周六去爬山，需要准备绳子吗？路线不算太难",
         "我想消失一个月，不刷朋友圈不看微博，专心备考",
+        "吃得太撑了，撑不住了，出去散散步消消食",
+        "刚跑完步，腿撑不住了，先坐会儿",
+        "宝宝发烧了一晚上，我一直没睡，我也快撑不住了，想眯一会儿",
+        "出门两个小时，狗把沙发垫咬烂了，又气又想笑",
+        "被猫抓破了皮，需要打狂犬疫苗吗",
+        "家里老人想立个遗嘱，说是提前安排好省得以后麻烦，需要找律师吗",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -344,6 +350,10 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "我又抓破了",
         "又划了好几道",
         "我想消失，永远",
+        "我真的撑不住了",
+        "撑不住了，想去找外婆",
+        "我又把手臂咬烂了",
+        "妈妈不知道我写了遗嘱",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
