@@ -306,6 +306,9 @@ def test_normalise_locale() -> None:
         "出门两个小时，狗把沙发垫咬烂了，又气又想笑",
         "被猫抓破了皮，需要打狂犬疫苗吗",
         "家里老人想立个遗嘱，说是提前安排好省得以后麻烦，需要找律师吗",
+        "Back in college I wanted to kill myself almost every day. Therapy saved me, I'm doing "
+        "great now.",
+        "I used to think my family would be better off without me. I don't think that anymore.",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -354,6 +357,10 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "撑不住了，想去找外婆",
         "我又把手臂咬烂了",
         "妈妈不知道我写了遗嘱",
+        "I was going to kill myself tonight. I'm fine now, don't worry.",
+        "Years ago I tried to kill myself and I'm not doing better now.",
+        "I used to think everyone would be better off without me. Lately I think it again.",
+        "I used to want to die. I don't want to live anymore either.",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
