@@ -309,6 +309,8 @@ def test_normalise_locale() -> None:
         "Back in college I wanted to kill myself almost every day. Therapy saved me, I'm doing "
         "great now.",
         "I used to think my family would be better off without me. I don't think that anymore.",
+        "高中那会儿经常划手，现在已经好几年没有了，疤也淡了",
+        "以前想过跳楼，现在想想挺后怕的",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -361,6 +363,8 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "Years ago I tried to kill myself and I'm not doing better now.",
         "I used to think everyone would be better off without me. Lately I think it again.",
         "I used to want to die. I don't want to live anymore either.",
+        "以前想过死，现在又想了",
+        "那时候想跳楼，现在不再犹豫了，今晚就去",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
