@@ -311,6 +311,11 @@ def test_normalise_locale() -> None:
         "I used to think my family would be better off without me. I don't think that anymore.",
         "高中那会儿经常划手，现在已经好几年没有了，疤也淡了",
         "以前想过跳楼，现在想想挺后怕的",
+        "它每次都挣扎，把我手都抓破了",
+        "现金流不太稳，我担心一扩张就撑不住了",
+        "在单位待了半年，除了保安大叔没人记得我名字",
+        "周末去学烘焙，老师教我们用抹刀抹奶油",
+        "孩子咳嗽，止咳药水可以和退烧药一起吃吗",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -365,6 +370,9 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "I used to want to die. I don't want to live anymore either.",
         "以前想过死，现在又想了",
         "那时候想跳楼，现在不再犹豫了，今晚就去",
+        "公司撑不住了，我也撑不住了，不想活了",
+        "没人记得我，我走了也一样",
+        "买了很多的退烧药，准备一次吃掉",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
