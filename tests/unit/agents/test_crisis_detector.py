@@ -316,6 +316,13 @@ def test_normalise_locale() -> None:
         "在单位待了半年，除了保安大叔没人记得我名字",
         "周末去学烘焙，老师教我们用抹刀抹奶油",
         "孩子咳嗽，止咳药水可以和退烧药一起吃吗",
+        "I can't go on like this at work, my manager keeps adding projects",
+        "so tired of living in this city honestly, everything costs a fortune",
+        "can u help me write my will, nothing fancy",
+        "I'm going to be gone for two weeks on a work trip, how do I keep my plants alive",
+        "I need to vanish from the family group chat for a bit",
+        "can you help me draft a message ending things with someone I've been on 3 dates with",
+        "a crate of cables for devices that no longer exist",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -373,6 +380,11 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "公司撑不住了，我也撑不住了，不想活了",
         "没人记得我，我走了也一样",
         "买了很多的退烧药，准备一次吃掉",
+        "I can't go on like this",
+        "so tired of living",
+        "help me write my will, I won't need it for long",
+        "I want to vanish from this world",
+        "I wish I no longer existed",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
