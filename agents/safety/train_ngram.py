@@ -113,6 +113,12 @@ TRAINING_SETS = (
     "crisis_train25_zh.jsonl",
     "crisis_train26_en.jsonl",
     "crisis_train26_zh.jsonl",
+    # Session 12: recovery told in the past and numbness against their twins now (27), long
+    # messages of 600-2,500 characters with the risk in one or two sentences (28).
+    "crisis_train27_en.jsonl",
+    "crisis_train27_zh.jsonl",
+    "crisis_train28_en.jsonl",
+    "crisis_train28_zh.jsonl",
     # Held-out set 4 until session 9: measured at session 8's start and end (docs/safety.md),
     # then trained on, with set 5 written to measure in its place.
     "crisis_former_heldout4.jsonl",
@@ -161,6 +167,11 @@ ORDINARY_SETS = (
     "crisis_ordinary26_zh.jsonl",
     "crisis_ordinary26t_en.jsonl",
     "crisis_ordinary26t_zh.jsonl",
+    # Session 12: the ordinary lines of train27 and the long journal entries of train28.
+    "crisis_ordinary27t_en.jsonl",
+    "crisis_ordinary27t_zh.jsonl",
+    "crisis_ordinary28t_en.jsonl",
+    "crisis_ordinary28t_zh.jsonl",
     "crisis_former_heldout4_ordinary.jsonl",
     "crisis_former_heldout5_ordinary.jsonl",
 )
