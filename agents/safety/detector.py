@@ -326,7 +326,10 @@ class CrisisDetector:
         message = _Message.of(view, lexicons)
         if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
-        if len(view) > _CHECK_WHOLE_CHARS:
+        # A long message (a journal entry) is read around its hits, and what explains a hit
+        # or pairs with it counts only nearby.
+        long_view = len(view) > _CHECK_WHOLE_CHARS
+        if long_view:
             starts = sorted(m.start for section in GATED for m in message.spans(section))
             if not starts:
                 return Detection(risky=False, signals=(), matches=(), view=view)
@@ -347,26 +350,24 @@ class CrisisDetector:
         means = message.spans(MEANS)
         # "I'm not going to jump" shows no intent: only access or intent said without a
         # negation counts.
-        plans = (
-            [
+        if means:
+            plans = (
                 found
                 for part in (ACCESS, INTENT)
                 for found in message.spans(part)
                 if not message.negated(found)
-            ]
-            if means
-            else []
-        )
-        if plans:
-            # In a long message the means and the access or intent are one thought only near
-            # each other: pills in one sentence of a journal entry and "I want" in another
-            # are not a plan.
-            if len(view) > _CHECK_WHOLE_CHARS:
-                near = _Nearby.of(plans, message.prepared.marks)
+            )
+            if long_view:
+                # In a long message the means and the access or intent are one thought only
+                # near each other: pills in one sentence of a journal entry and "I want" in
+                # another are not a plan.
+                near = _Nearby.of(list(plans), message.prepared.marks)
                 means = [found for found in means if near.explains(found)]
-            if means:
-                first = means[0]
-                candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
+            elif next(plans, None) is None:  # a short message is one thought
+                means = []
+        if means:
+            first = means[0]
+            candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
         if not candidates:
             return Detection(risky=False, signals=(), matches=(), view=view)
         if not benign:
@@ -374,7 +375,7 @@ class CrisisDetector:
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
         # "not for cooking" is no everyday purpose: only a purpose said without a negation counts.
-        if len(view) <= _CHECK_WHOLE_CHARS:
+        if not long_view:
             context = _Nearby.anywhere(message.has(CONTEXT))
             play = _Nearby.anywhere(message.has(GAME))
             purpose = _Nearby.anywhere(

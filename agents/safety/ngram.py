@@ -72,9 +72,7 @@ def windowed(view: str) -> bool:
     not blank) rather than whole."""
     if view.count(CLAUSE_MARK) < WHOLE_CLAUSES:
         return False
-    return sum(1 for clause in view.split(CLAUSE_MARK) if not clause.isspace() and clause) > (
-        WHOLE_CLAUSES
-    )
+    return len(_Spelt.of(view).filled()) > WHOLE_CLAUSES
 
 
 def language(text: str) -> str:
@@ -132,9 +130,7 @@ class NgramModel:
         if whole and view.count(CLAUSE_MARK) < WHOLE_CLAUSES:  # (most chat messages)
             return Window(0, len(view), self.probability(view))
         spelt = _Spelt.of(view)
-        # the clauses that are not blank: a unit neither a space nor a clause mark
-        counts = np.bincount(spelt.clause[1:][_NOT_BLANK[spelt.units]], minlength=spelt.clauses)
-        kept = np.flatnonzero(counts)
+        kept = spelt.filled()
         if len(kept) <= (WHOLE_CLAUSES if whole else 1):
             return Window(0, len(view), self._probability(view, spelt))
         # The model is linear and no n-gram crosses a clause mark: a window's score is the sum
@@ -587,6 +583,12 @@ class _Spelt:
         marks[1:] = units == _MARK_UNIT
         clause = marks.cumsum()  # a clause mark opens the next clause
         return cls(units, clause, int(clause[-1]) + 1)
+
+    def filled(self) -> np.ndarray:
+        """The indexes of the clauses that are not blank (a unit neither a space nor a clause
+        mark), ascending."""
+        counts = np.bincount(self.clause[1:][_NOT_BLANK[self.units]], minlength=self.clauses)
+        return np.flatnonzero(counts)
 
 
 def _logistic(score: float) -> float:

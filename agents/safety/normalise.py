@@ -308,13 +308,18 @@ def _separators_as_spaces(text: str) -> str:
     return text
 
 
+def _utf16_units(text: str) -> np.ndarray:
+    """`text` as UTF-16 units (a lone surrogate, which JSON lets a client send, is one too)."""
+    return np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+
+
 def _without_cjk_gaps(text: str) -> str:
     """`text` without the spaces next to a CJK character: `_CJK_GAP.sub("", text)`, on a long
     text by array operations on its UTF-16 units (the regular expression costs 50 µs on 2,000
     characters of Chinese; a space and a CJK character are one unit each)."""
     if len(text) < _ARRAY_GAP_CHARS:
         return _CJK_GAP.sub("", text)
-    units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    units = _utf16_units(text)
     cjk = _IS_CJK_UNIT[units]
     near = np.zeros(len(units), dtype=bool)
     near[1:] = cjk[:-1]
@@ -353,7 +358,7 @@ def _kinds(text: str) -> int:
         return 0
     if len(text) < _ARRAY_KINDS_CHARS:
         return _ANY_KIND
-    units = np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+    units = _utf16_units(text)
     return int(np.bitwise_or.reduce(_kind_of_unit()[units]))
 
 

@@ -400,7 +400,7 @@ def fires(model: NgramModel, thresholds: Thresholds, passed: Passed) -> bool:
     veto is measured on its own, by `choose_vetoes`)."""
     if passed.silent is None:
         return True
-    logit, whole = model_score(model, passed.silent)
+    logit, whole = model_score(model, passed)
     return logit >= thresholds[passed.lang, whole]
 
 
@@ -463,16 +463,14 @@ def choose_vetoes(
     return VetoChoice(levels[False], levels[True], "\n".join(lines))
 
 
-def model_score(model: NgramModel, silent: Silent | None, view: str = "") -> tuple[float, bool]:
+def model_score(model: NgramModel, passed: Passed) -> tuple[float, bool]:
     """The logit of the model's riskiest window (before the threshold shift), or -inf where the
     lexicon fired or held back something in that window (the model never overrules it); and
-    whether the view was scored whole (a short message) or per window (`view`: the view, when
-    the lexicon fired)."""
-    if silent is None:
-        return -math.inf, not windowed(view)
-    window = model_window(model, silent.view, silent.held)
+    whether the view was scored whole (a short message) or per window."""
+    silent = passed.silent
+    window = None if silent is None else model_window(model, silent.view, silent.held)
     if window is None:
-        return -math.inf, not windowed(silent.view)
+        return -math.inf, not windowed(passed.view)
     return _logit(window.probability), window.whole
 
 
@@ -498,7 +496,7 @@ def _lowest_thresholds(model: NgramModel, passed: list[Passed], budget: float) -
         (lang, whole): [] for lang in LANGS for whole in (True, False)
     }
     for case in passed:
-        logit, whole = model_score(model, case.silent, case.view)
+        logit, whole = model_score(model, case)
         logits[case.lang, whole].append(logit)
     thresholds = {}
     for key, found in logits.items():
