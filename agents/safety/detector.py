@@ -87,6 +87,12 @@ _CHECK_WHOLE_CHARS = 400
 # In a long message, a game, a purpose or a context explains a match within this many clauses
 # (its clause and two either side: as far as a short message reaches).
 MODIFIER_CLAUSES = 2
+# An everyday purpose is said of its means in the same clause or the next one ("I bought rope |
+# it's for camping"); two clauses away in a long message it is mostly a neighbouring sentence's
+# errand ("今晚打算把柜子里的药全吃了|今天下班早" was held back by 下班). On training data, one
+# clause instead of two caught 10 more risky messages (6 of them long Chinese ones) and fired on
+# 10 more look-alikes, lexicon alone; none instead of one: 8 more caught, 24 more fired.
+PURPOSE_CLAUSES = 1
 # In a long message the veto weighs the clauses within this many of what the lexicon fired on,
 # as one window. With their neighbours (1), ordinary ones diluted a risky sentence under the
 # veto level; per window, more look-alikes fired (bench/crisis_long_messages.py, on training
@@ -386,7 +392,9 @@ class CrisisDetector:
             context = _Nearby.of(message.spans(CONTEXT), marks)
             play = _Nearby.of(message.spans(GAME), marks)
             purpose = _Nearby.of(
-                [found for found in message.spans(PURPOSE) if not message.negated(found)], marks
+                [found for found in message.spans(PURPOSE) if not message.negated(found)],
+                marks,
+                PURPOSE_CLAUSES,
             )
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
             reason = _reason_to_hold_back(match, message, benign, context, play, purpose)
@@ -545,29 +553,31 @@ class _Cover:
 class _Nearby:
     """Where a modifier was found (a game, an everyday purpose, fiction, study or news), to say
     whether it explains a match: in a short message, found anywhere in it; in a long one, only
-    within MODIFIER_CLAUSES clauses of the match. A recipe or a novel three sentences away in a
-    journal entry says nothing of this sentence: a risky sentence buried in ordinary text was
-    held back by the purpose or the context of its neighbours."""
+    within MODIFIER_CLAUSES clauses of the match (a purpose: PURPOSE_CLAUSES). A recipe or a
+    novel three sentences away in a journal entry says nothing of this sentence: a risky
+    sentence buried in ordinary text was held back by the purpose or the context of its
+    neighbours."""
 
     found: bool
     clauses: tuple[int, ...] | None = None  # the clause of each span (None: a short message)
     marks: list[int] = field(default_factory=list)
+    reach: int = MODIFIER_CLAUSES
 
     @classmethod
     def anywhere(cls, found: bool) -> _Nearby:
         return cls(found)
 
     @classmethod
-    def of(cls, spans: list[Match], marks: list[int]) -> _Nearby:
+    def of(cls, spans: list[Match], marks: list[int], reach: int = MODIFIER_CLAUSES) -> _Nearby:
         clauses = tuple(sorted(bisect.bisect_left(marks, span.start) for span in spans))
-        return cls(bool(spans), clauses, marks)
+        return cls(bool(spans), clauses, marks, reach)
 
     def explains(self, match: Match) -> bool:
         if not self.found or self.clauses is None:
             return self.found
         at = bisect.bisect_left(self.marks, match.start)
-        index = bisect.bisect_left(self.clauses, at - MODIFIER_CLAUSES)
-        return index < len(self.clauses) and self.clauses[index] <= at + MODIFIER_CLAUSES
+        index = bisect.bisect_left(self.clauses, at - self.reach)
+        return index < len(self.clauses) and self.clauses[index] <= at + self.reach
 
 
 def _reason_to_hold_back(

@@ -121,3 +121,16 @@ def test_a_means_pairs_with_an_intent_only_nearby_in_a_long_message() -> None:
     assert detection.risky and "means_plan" in detection.signals
     # a short message is one thought: a means and an intent anywhere in it pair
     assert CrisisDetector().detect("The old bridge again. No more, I am done.").risky
+
+
+def test_a_purpose_explains_a_means_only_in_its_own_or_the_next_clause_in_a_long_message() -> None:
+    # the lexicon alone: an errand two clauses on is a neighbouring sentence's, not the pills'
+    pills = "Tonight I will take all of my pills."
+    far = f"{_JOURNAL} {pills} Work was slow and quiet today. The interview is at ten."
+    assert len(far) > 400
+    assert CrisisDetector().detect(far).risky
+    near = f"{_JOURNAL} I finally bought a rope. It is for the camping trip next week."
+    detection = CrisisDetector().detect(near)
+    assert not detection.risky
+    assert [reason for _, reason in detection.held_back] == ["purpose"]
+    assert CrisisDetector().detect(f"{_JOURNAL} I finally bought a rope.").risky
