@@ -191,6 +191,8 @@ HELD_OUT_SETS = (
     "crisis_heldout8_ordinary.jsonl",
     "crisis_heldout9.jsonl",
     "crisis_heldout9_ordinary.jsonl",
+    "crisis_heldout10.jsonl",
+    "crisis_heldout10_ordinary.jsonl",
 )
 FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the
