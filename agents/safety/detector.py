@@ -40,7 +40,9 @@ from agents.safety.lexicon import (
     MEANS_PLAN,
     MENTION,
     NEGATION,
+    PAST,
     PURPOSE,
+    RECURRENCE,
     STRONG_SIGNALS,
     THIRD_PERSON,
     Candidates,
@@ -73,6 +75,14 @@ _CONTRAST = re.compile(r"(?<![a-z])(but|though|although|yet)(?![a-z])|但|可是
 # Signals that a game or an everyday purpose explains ("I jumped off the cliff" in a game).
 _PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN, IDEATION})
 _PURPOSE_EXPLAINS = frozenset({"plan", "method", MEANS_PLAN, "farewell"})
+# What a past frame explains: not a means said with access (the pills from back then may still
+# be there) and not a farewell (a goodbye is an act of now). On training data, lexicon alone,
+# the frame took back 331 look-alikes (recovery told in the past) and lost 6 risky messages;
+# with those two as well, 62 more look-alikes and 5 more risky messages.
+_PAST_EXPLAINS = frozenset(
+    {"explicit_intent", "passive_ideation", "burden", "plan", "self_harm", "slang", "method"}
+    | {MENTION, IDEATION}
+)
 # A person right after one of these is an object ("to my friend", "给朋友").
 _PREPOSITION = re.compile(
     r"(?:(?<![a-z])(?:to|for|with|at|about|from|of) (?:[a-z]+ ){0,2}"
@@ -93,6 +103,10 @@ MODIFIER_CLAUSES = 2
 # clause instead of two caught 10 more risky messages (6 of them long Chinese ones) and fired on
 # 10 more look-alikes, lexicon alone; none instead of one: 8 more caught, 24 more fired.
 PURPOSE_CLAUSES = 1
+# A time said in the past ("when I was 15", "两年前") frames its own clause and the next one
+# ("in high school | I used to cut"), in a message of any length; never an earlier clause ("I
+# don't care if I die | I used to fight it").
+PAST_CLAUSES = 1
 # In a long message the veto weighs the clauses within this many of what the lexicon fired on,
 # as one window. With their neighbours (1), ordinary ones diluted a risky sentence under the
 # veto level; per window, more look-alikes fired (bench/crisis_long_messages.py, on training
@@ -396,8 +410,15 @@ class CrisisDetector:
                 marks,
                 PURPOSE_CLAUSES,
             )
+        # Risk told as history, unless the message says it is back or now.
+        past = _Nearby.of(
+            [] if message.has(RECURRENCE) else message.spans(PAST),
+            message.prepared.marks,
+            PAST_CLAUSES,
+            ahead=0,
+        )
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
-            reason = _reason_to_hold_back(match, message, benign, context, play, purpose)
+            reason = _reason_to_hold_back(match, message, benign, context, play, purpose, past)
             if reason is None:
                 fired.append(match)
             else:
@@ -561,23 +582,26 @@ class _Nearby:
     found: bool
     clauses: tuple[int, ...] | None = None  # the clause of each span (None: a short message)
     marks: list[int] = field(default_factory=list)
-    reach: int = MODIFIER_CLAUSES
+    reach: int = MODIFIER_CLAUSES  # clauses before the match's
+    ahead: int = MODIFIER_CLAUSES  # clauses after it
 
     @classmethod
     def anywhere(cls, found: bool) -> _Nearby:
         return cls(found)
 
     @classmethod
-    def of(cls, spans: list[Match], marks: list[int], reach: int = MODIFIER_CLAUSES) -> _Nearby:
+    def of(
+        cls, spans: list[Match], marks: list[int], reach: int = MODIFIER_CLAUSES, ahead: int = -1
+    ) -> _Nearby:
         clauses = tuple(sorted(bisect.bisect_left(marks, span.start) for span in spans))
-        return cls(bool(spans), clauses, marks, reach)
+        return cls(bool(spans), clauses, marks, reach, reach if ahead < 0 else ahead)
 
     def explains(self, match: Match) -> bool:
         if not self.found or self.clauses is None:
             return self.found
         at = bisect.bisect_left(self.marks, match.start)
         index = bisect.bisect_left(self.clauses, at - self.reach)
-        return index < len(self.clauses) and self.clauses[index] <= at + self.reach
+        return index < len(self.clauses) and self.clauses[index] <= at + self.ahead
 
 
 def _reason_to_hold_back(
@@ -587,6 +611,7 @@ def _reason_to_hold_back(
     context: _Nearby,
     play: _Nearby,
     purpose: _Nearby,
+    past: _Nearby,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
     if benign.covers(match):
@@ -599,6 +624,8 @@ def _reason_to_hold_back(
         subject = message.subject(match)
         if subject == "third":
             return "third_person"
+    if match.signal in _PAST_EXPLAINS and past.explains(match):
+        return "past"
     if match.signal in _PLAY_EXPLAINS and play.explains(match):
         return "game"
     if match.signal in _PURPOSE_EXPLAINS and purpose.explains(match):

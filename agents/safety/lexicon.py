@@ -56,6 +56,10 @@ GAME = "game"  # in a game even "I jumped off the cliff" is play
 NEGATION = "negation"  # "not", "never", "不", "没有" right before a match
 THIRD_PERSON = "third_person"
 FIRST_PERSON = "first_person"
+# A time frame: a match said in the past ("when I was 15", "两年前") is history, not risk now,
+# unless the message says it is back (RECURRENCE: "again", "still", "tonight", "又").
+PAST = "past"
+RECURRENCE = "recurrence"
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -72,6 +76,8 @@ SECTIONS: tuple[str, ...] = (
     NEGATION,
     THIRD_PERSON,
     FIRST_PERSON,
+    PAST,
+    RECURRENCE,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

@@ -154,6 +154,63 @@ def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reas
 
 
 @pytest.mark.parametrize(
+    ("history", "back_now"),
+    [
+        # A time that is over frames its clause and the next; "again", "still", "this time",
+        # "tonight", a plan now, 又, 这次 say it is back, and then it fires.
+        (
+            "In high school I used to cut my thighs where nobody could see. The scars are faded.",
+            "In high school I used to cut my thighs. Last night I did it again.",
+        ),
+        (
+            "I burned myself with lighters when I was 14. I'm a nurse on a burns ward now.",
+            "I burned myself with lighters when I was 14. This time I'm using something else.",
+        ),
+        (
+            "Back in college I believed my parents would be better off without me.",
+            "Back in college I believed my parents would be better off without me. I still do.",
+        ),
+        (
+            "初中的时候我会用圆规扎自己，现在在学校心理社做志愿者",
+            "初中的时候我会用圆规扎自己，最近又开始了",
+        ),
+        (
+            "两年前我觉得没有我他们会更好，后来去看了医生，现在跟爸妈关系也好了",
+            "两年前我觉得没有我他们会更好，这次我已经想好了",
+        ),
+    ],
+)
+def test_risk_told_in_the_past_is_history_unless_it_is_back(
+    detector: CrisisDetector, history: str, back_now: str
+) -> None:
+    told = detector.detect(history)
+    assert not told.risky
+    assert "past" in {why for _, why in told.held_back}
+    assert detector.detect(back_now).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # A past time frames what follows it, never what came before: "I don't care if I die. I
+        # used to fight it."
+        "I don't care if I die. I used to fight it.",
+        # A thing from back then is no time frame: 以前藏的那瓶药, 以前写的东西
+        "找到了我爸以前藏的那瓶药，想着哪天撑不住了就用它",
+        # "before" and "the anniversary of" look forward as often as back.
+        "我打算在我生日之前死掉",
+        "I'm going to do it on the anniversary of his death",
+        # The same feeling as then is now.
+        "this is the same feeling as the night i tried at 17. i'm scared of what i'll do",
+        # A farewell is an act of now, whenever the friendship was.
+        "you were my favourite person in high school and I'm sorry for everything. goodbye",
+    ],
+)
+def test_a_past_time_does_not_hold_back_risk_now(detector: CrisisDetector, message: str) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
     "message",
     [
         # First-person risk inside a coursework message still fires.

@@ -2,8 +2,9 @@
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
 `crisis_heldout3.jsonl`, `crisis_heldout6.jsonl`, `crisis_heldout7.jsonl`,
-`crisis_heldout8.jsonl` and `crisis_heldout9.jsonl`, each written later by other authors, and
-their `_ordinary` sets, ordinary coaching messages by the authors of sets 6-9) were written
+`crisis_heldout8.jsonl`, `crisis_heldout9.jsonl` and `crisis_heldout10.jsonl`, each written later
+by other authors, and their `_ordinary` sets, ordinary coaching messages by the authors of sets
+6-10) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -36,52 +37,64 @@ HELD_OUT_SETS = (
     "crisis_heldout7.jsonl",
     "crisis_heldout8.jsonl",
     "crisis_heldout9.jsonl",
+    "crisis_heldout10.jsonl",
 )
 HELD_OUT_ORDINARY = (
     "crisis_heldout6_ordinary.jsonl",
     "crisis_heldout7_ordinary.jsonl",
     "crisis_heldout8_ordinary.jsonl",
     "crisis_heldout9_ordinary.jsonl",
+    "crisis_heldout10_ordinary.jsonl",
 )
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
 # Measured on the held-out sets (docs/safety.md): (risky caught, risky, benign fired, benign),
 # for the lexicon alone and with the n-gram model.
 FLOORS = {
-    # Sets 1-3: session 12's end (the model retrained on train27-28; the lexicon's everyday
-    # phrases and recovery told in the past mended; a means pairs with an intent only nearby in a
-    # long message). Session 11's end: en 101, 0 / 120, 3 / 134, 1; zh 97, 1 / 119, 5 / 136, 7;
-    # its lexicon alone: en 4 false alarms on set 1; zh 100 caught, 12 false alarms on set 2.
+    # Sets 1-3: session 13's end (session 12's model; the lexicon's past time frame and a
+    # purpose reaching one clause in a long message). Session 12's end: set 3 en 137 caught, zh
+    # 7 false alarms; its lexicon alone: set 2 en 10, zh 11 false alarms, set 3 en 93 caught, 9
+    # false alarms, zh 15 false alarms.
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 3, 105), "model": (102, 107, 1, 105)},
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (97, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 10, 128), "model": (122, 128, 3, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 11, 128), "model": (119, 128, 3, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (93, 150, 9, 150), "model": (137, 150, 2, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 15, 150), "model": (135, 150, 7, 150)},
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 7, 128), "model": (122, 128, 3, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 9, 128), "model": (119, 128, 3, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (94, 150, 8, 150), "model": (138, 150, 2, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 13, 150), "model": (135, 150, 6, 150)},
     # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
     # model before train15 (en 132, 5; zh 132, 4), on session 9's shipped one (en 133, 4; zh
     # 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3), on its shipped one (en
-    # 141, 4; zh 131, 1), on session 11's (en 140, 3; zh 138, 4) and on session 12's: these rows.
-    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 18, 150), "model": (146, 150, 5, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 20, 150), "model": (138, 150, 4, 150)},
+    # 141, 4; zh 131, 1), on session 11's (en 140, 3; zh 138, 4), on session 12's (en 146, 5;
+    # zh 138, 4), on session 13's rejected retrain (en 145, 3; zh 138, 3) and on its end:
+    # these rows.
+    ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 16, 150), "model": (146, 150, 4, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 19, 150), "model": (138, 150, 4, 150)},
     # Set 7 (session 10) was measured at that session's start on session 9's detector (en 128,
     # 15; zh 120, 12), on its first retrain (en 136, 10; zh 126, 10), on its shipped one (en
-    # 134, 10; zh 127, 9), on session 11's (en 136, 9; zh 134, 7) and on session 12's: these
+    # 134, 10; zh 127, 9), on session 11's (en 136, 9; zh 134, 7), on session 12's (en 141, 10;
+    # zh 133, 8), on session 13's rejected retrain (en 137, 9; zh 136, 8) and on its end: these
     # rows. Session 11's lexicon: "shed" alone is no self-harm (one en catch is now the
     # model's), the waterside alone no means (zh -1).
-    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 23, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (74, 150, 24, 150), "model": (133, 150, 8, 150)},
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (74, 150, 21, 150), "model": (133, 150, 7, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
-    # zh 135, 6) and on session 12's: these rows.
-    ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 20, 150), "model": (136, 150, 9, 150)},
-    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (78, 150, 19, 150), "model": (137, 150, 7, 150)},
+    # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
+    # 130, 9; zh 134, 5) and on its end: these rows.
+    ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 19, 150), "model": (136, 150, 9, 150)},
+    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (78, 150, 16, 150), "model": (137, 150, 6, 150)},
     # Set 9 (session 12) was measured at that session's start on session 11's shipped detector
-    # (en 132, 5; zh 137, 9; its lexicon alone en 80, 19; zh 70, 25) and at its end on the
-    # model retrained as decided before: these rows.
-    ("crisis_heldout9.jsonl", "en"): {"lexicon": (80, 150, 18, 150), "model": (137, 150, 6, 150)},
-    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (70, 150, 25, 150), "model": (134, 150, 8, 150)},
+    # (en 132, 5; zh 137, 9; its lexicon alone en 80, 19; zh 70, 25), at its end (en 137, 6; zh
+    # 134, 8; lexicon alone en 80, 18; zh 70, 25), on session 13's rejected retrain (en 136, 5;
+    # zh 128, 8) and on its end: these rows.
+    ("crisis_heldout9.jsonl", "en"): {"lexicon": (80, 150, 15, 150), "model": (137, 150, 5, 150)},
+    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (70, 150, 20, 150), "model": (134, 150, 8, 150)},
+    # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
+    # (en 139, 8; zh 140, 4; its lexicon alone en 94, 27; zh 76, 18), on the retrain it did not
+    # ship (en 134, 10; zh 137, 3) and at its end: these rows.
+    ("crisis_heldout10.jsonl", "en"): {"lexicon": (94, 150, 26, 150), "model": (139, 150, 8, 150)},
+    ("crisis_heldout10.jsonl", "zh"): {"lexicon": (76, 150, 16, 150), "model": (140, 150, 3, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -93,8 +106,9 @@ SHARED_WITH_TUNED = {
     "crisis_heldout7.jsonl": 1,  # one spaced-letter phrase, the same as a development case
     "crisis_heldout8.jsonl": 0,
     "crisis_heldout9.jsonl": 0,
+    "crisis_heldout10.jsonl": 0,
 }
-# The ordinary messages of sets 6-9 (100 per language each, many of them low-mood): what
+# The ordinary messages of sets 6-10 (100 per language each, many of them low-mood): what
 # the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
     ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
@@ -105,6 +119,8 @@ ORDINARY_CEILING = {
     ("crisis_heldout8_ordinary.jsonl", "zh"): (0, 100),  # sessions 10 and 11: 1
     ("crisis_heldout9_ordinary.jsonl", "en"): (1, 100),  # session 11's detector: 1 too
     ("crisis_heldout9_ordinary.jsonl", "zh"): (1, 100),  # session 11's detector: 1 too
+    ("crisis_heldout10_ordinary.jsonl", "en"): (0, 100),  # session 12's detector: 0 too
+    ("crisis_heldout10_ordinary.jsonl", "zh"): (1, 100),  # session 12's detector: 1 too
 }
 
 

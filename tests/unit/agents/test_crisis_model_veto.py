@@ -57,8 +57,9 @@ def test_without_veto_levels_the_model_holds_nothing_back() -> None:
 
 
 def test_the_shipped_model_holds_back_recovery_told_in_the_past_but_not_a_relapse() -> None:
+    # no time word the lexicon's past frame knows ("three years ago" it holds back itself)
     recovered = (
-        "Three years ago I wanted to kill myself. This spring I finished my nursing degree "
+        "After I wanted to kill myself I got help. This spring I finished my nursing degree "
         "and I'm so proud of where I am."
     )
     relapse = "I wanted to kill myself last year and honestly I still do"
@@ -78,8 +79,8 @@ def test_the_shipped_model_holds_back_past_self_harm_and_a_night_survived_not_a_
             "I haven't cut myself in two years, but tonight I cut again and I want to keep going.",
         ),
         (
-            "三年前我在天台站了一夜，是陌生人把我劝下来的，现在每年都会想起他",
-            "三年前我在天台站了一夜，今晚我又上来了，这次不会下去了",
+            "那天我在天台站了一夜，是陌生人把我劝下来的，现在每年都会想起他",
+            "那天我在天台站了一夜，今晚我又上来了，这次不会下去了",
         ),
     ):
         lexicon = CrisisDetector().detect(recovered)
