@@ -192,8 +192,15 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 @pytest.mark.parametrize(
     "message",
     [
-        # A past time frames what follows it, never what came before: "I don't care if I die. I
-        # used to fight it."
+        # First-person risk inside a coursework message still fires.
+        "I'm writing an essay on suicide prevention but honestly I want to die",
+        # A negation in another clause does not cancel this one.
+        "I'm not okay. I want to kill myself",
+        # A benign idiom elsewhere does not hide a real match.
+        "我想自杀，但是想死你了",
+        # When the subject is unknown and nothing says it is fiction, it fires.
+        "want to die",
+        # A past time frames what follows it, never what came before.
         "I don't care if I die. I used to fight it.",
         # A thing from back then is no time frame: 以前藏的那瓶药, 以前写的东西
         "找到了我爸以前藏的那瓶药，想着哪天撑不住了就用它",
@@ -204,23 +211,6 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
         "this is the same feeling as the night i tried at 17. i'm scared of what i'll do",
         # A farewell is an act of now, whenever the friendship was.
         "you were my favourite person in high school and I'm sorry for everything. goodbye",
-    ],
-)
-def test_a_past_time_does_not_hold_back_risk_now(detector: CrisisDetector, message: str) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # First-person risk inside a coursework message still fires.
-        "I'm writing an essay on suicide prevention but honestly I want to die",
-        # A negation in another clause does not cancel this one.
-        "I'm not okay. I want to kill myself",
-        # A benign idiom elsewhere does not hide a real match.
-        "我想自杀，但是想死你了",
-        # When the subject is unknown and nothing says it is fiction, it fires.
-        "want to die",
     ],
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
