@@ -77,8 +77,9 @@ _PLAY_EXPLAINS = frozenset({"method", MENTION, MEANS_PLAN, IDEATION})
 _PURPOSE_EXPLAINS = frozenset({"plan", "method", MEANS_PLAN, "farewell"})
 # What a past frame explains: not a means said with access (the pills from back then may still
 # be there) and not a farewell (a goodbye is an act of now). On training data, lexicon alone,
-# the frame took back 331 look-alikes (recovery told in the past) and lost 6 risky messages;
-# with those two as well, 62 more look-alikes and 5 more risky messages.
+# the frame took back 331 look-alikes (recovery told in the past) and lost 5 risky messages;
+# with those two as well (measured a round of list mending earlier), 62 more look-alikes and 5
+# more risky messages.
 _PAST_EXPLAINS = frozenset(
     {"explicit_intent", "passive_ideation", "burden", "plan", "self_harm", "slang", "method"}
     | {MENTION, IDEATION}
@@ -577,7 +578,7 @@ class _Nearby:
     within MODIFIER_CLAUSES clauses of the match (a purpose: PURPOSE_CLAUSES). A recipe or a
     novel three sentences away in a journal entry says nothing of this sentence: a risky
     sentence buried in ordinary text was held back by the purpose or the context of its
-    neighbours."""
+    neighbours. A past time frames only its own clause and the next, at any length."""
 
     found: bool
     clauses: tuple[int, ...] | None = None  # the clause of each span (None: a short message)
@@ -591,10 +592,14 @@ class _Nearby:
 
     @classmethod
     def of(
-        cls, spans: list[Match], marks: list[int], reach: int = MODIFIER_CLAUSES, ahead: int = -1
+        cls,
+        spans: list[Match],
+        marks: list[int],
+        reach: int = MODIFIER_CLAUSES,
+        ahead: int | None = None,  # as far as `reach` unless said
     ) -> _Nearby:
         clauses = tuple(sorted(bisect.bisect_left(marks, span.start) for span in spans))
-        return cls(bool(spans), clauses, marks, reach, reach if ahead < 0 else ahead)
+        return cls(bool(spans), clauses, marks, reach, reach if ahead is None else ahead)
 
     def explains(self, match: Match) -> bool:
         if not self.found or self.clauses is None:
