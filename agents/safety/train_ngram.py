@@ -179,10 +179,10 @@ ORDINARY_SETS = (
 # crisis_ordinary29t_* ... 31t_*): farewells, plans with a time, burden and self-harm against
 # their everyday twins (29), then vs now and me vs someone else (30), long entries with the risk
 # buried (31). Retrained with them, the model caught fewer of the selection sets' and the
-# held-out sets' risky cases than session 12's; but so did a retrain on session 12's own data
-# with only the 4 cases that equal held-out set 10 dropped (the same thresholds to the third
-# decimal): a retrain's shuffle order alone moves that much (docs/safety.md, session 13). The
-# shipped model is still session 12's; steadier training comes before training on these.
+# held-out sets' risky cases than session 12's; but so did retrains on session 12's own data
+# (with the 4 cases that equal held-out set 10 dropped) under three seeds: a retrain is a draw
+# that spreads that much (docs/safety.md, session 13). The shipped model is still session
+# 12's; steadier training comes before training on these.
 # Choose the thresholds; never trained on.
 SELECTION_SETS = ("crisis_selection.jsonl", "crisis_select_en.jsonl", "crisis_select_zh.jsonl")
 # Measure only. Read here for one thing: a training or selection case that normalises to the
