@@ -34,7 +34,11 @@ def _first_turn_answered(base_url: str, token: str) -> None:
 
 
 def test_the_mixed_soak_scenario_runs_without_errors(cloud_server, token_issuer) -> None:  # type: ignore[no-untyped-def]
-    server = cloud_server(CONFIDANT_JOBS="inprocess")  # as the bench runs it
+    # Jobs in process, as the bench runs it. Five locust users share each account here and send
+    # turns back to back: about the per-account limit (300 a minute), so a run that happened to
+    # go fast was refused with 429s. The scenario is what this checks (the limiter has its own
+    # tests), so the per-account limit is off.
+    server = cloud_server(CONFIDANT_JOBS="inprocess", CONFIDANT_RATE_LIMIT_USER_PER_MIN="0")
     run = uuid.uuid4().hex[:6]
     tokens = [token_issuer.issue(f"smoke-{run}-{i}") for i in range(3)]
     _first_turn_answered(server.base_url, tokens[0])
