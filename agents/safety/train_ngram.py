@@ -201,6 +201,8 @@ HELD_OUT_SETS = (
     "crisis_heldout9_ordinary.jsonl",
     "crisis_heldout10.jsonl",
     "crisis_heldout10_ordinary.jsonl",
+    "crisis_heldout11.jsonl",
+    "crisis_heldout11_ordinary.jsonl",
 )
 FRAMES_FILE = "crisis_frames.json"
 # Ordinary coaching text (never trained on): the thresholds must keep it quiet too, with the

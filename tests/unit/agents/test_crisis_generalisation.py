@@ -2,9 +2,9 @@
 
 The held-out sets (`tests/data/crisis_heldout.jsonl`, then `crisis_heldout2.jsonl`,
 `crisis_heldout3.jsonl`, `crisis_heldout6.jsonl`, `crisis_heldout7.jsonl`,
-`crisis_heldout8.jsonl`, `crisis_heldout9.jsonl` and `crisis_heldout10.jsonl`, each written later
-by other authors, and their `_ordinary` sets, ordinary coaching messages by the authors of sets
-6-10) were written
+`crisis_heldout8.jsonl`, `crisis_heldout9.jsonl`, `crisis_heldout10.jsonl` and
+`crisis_heldout11.jsonl`, each written later by other authors, and their `_ordinary` sets,
+ordinary coaching messages by the authors of sets 6-11) were written
 and committed (frozen) before the detector or the model was changed for them, and nothing is
 tuned on them (their misses are never printed): the floors below are what the detectors
 measured there, so a change that loses recall or adds false alarms on unseen phrasings fails.
@@ -38,6 +38,7 @@ HELD_OUT_SETS = (
     "crisis_heldout8.jsonl",
     "crisis_heldout9.jsonl",
     "crisis_heldout10.jsonl",
+    "crisis_heldout11.jsonl",
 )
 HELD_OUT_ORDINARY = (
     "crisis_heldout6_ordinary.jsonl",
@@ -45,6 +46,7 @@ HELD_OUT_ORDINARY = (
     "crisis_heldout8_ordinary.jsonl",
     "crisis_heldout9_ordinary.jsonl",
     "crisis_heldout10_ordinary.jsonl",
+    "crisis_heldout11_ordinary.jsonl",
 )
 # What the lexicon was written and tuned on.
 TUNED_ON = ("crisis_dev_set.jsonl", "crisis_tuning.jsonl", "crisis_selection.jsonl")
@@ -95,6 +97,10 @@ FLOORS = {
     # ship (en 134, 10; zh 137, 3) and at its end: these rows.
     ("crisis_heldout10.jsonl", "en"): {"lexicon": (94, 150, 26, 150), "model": (139, 150, 8, 150)},
     ("crisis_heldout10.jsonl", "zh"): {"lexicon": (76, 150, 16, 150), "model": (140, 150, 3, 150)},
+    # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
+    # (session 12's model): these rows.
+    ("crisis_heldout11.jsonl", "en"): {"lexicon": (92, 150, 20, 150), "model": (141, 150, 10, 150)},
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (74, 150, 23, 150), "model": (134, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
@@ -107,8 +113,11 @@ SHARED_WITH_TUNED = {
     "crisis_heldout8.jsonl": 0,
     "crisis_heldout9.jsonl": 0,
     "crisis_heldout10.jsonl": 0,
+    # Three stock phrases word for word as in the development set ("everyone would be better off
+    # without me", a spaced-letter and a leetspeak one).
+    "crisis_heldout11.jsonl": 3,
 }
-# The ordinary messages of sets 6-10 (100 per language each, many of them low-mood): what
+# The ordinary messages of sets 6-11 (100 per language each, many of them low-mood): what
 # the default detector fired on, as measured for the floors above.
 ORDINARY_CEILING = {
     ("crisis_heldout6_ordinary.jsonl", "en"): (0, 100),
@@ -121,6 +130,8 @@ ORDINARY_CEILING = {
     ("crisis_heldout9_ordinary.jsonl", "zh"): (1, 100),  # session 11's detector: 1 too
     ("crisis_heldout10_ordinary.jsonl", "en"): (0, 100),  # session 12's detector: 0 too
     ("crisis_heldout10_ordinary.jsonl", "zh"): (1, 100),  # session 12's detector: 1 too
+    ("crisis_heldout11_ordinary.jsonl", "en"): (0, 100),
+    ("crisis_heldout11_ordinary.jsonl", "zh"): (0, 100),
 }
 
 
