@@ -178,6 +178,18 @@ def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reas
             "两年前我觉得没有我他们会更好，后来去看了医生，现在跟爸妈关系也好了",
             "两年前我觉得没有我他们会更好，这次我已经想好了",
         ),
+        # A school year is a time that is over; a scar that is still there is no risk that is;
+        # 我想过 is history, not a wish now.
+        (
+            "大二那年我割过手腕，疤还在，但我已经毕业工作了",
+            "大二那年我割过手腕，疤还在，最近又割了",
+        ),
+        ("以前我想过死，现在好了，已经毕业工作了", "以前我想过死，我想死"),
+        # Years without the act is recovery told as a time.
+        (
+            "I haven't hurt myself in 4 years and I'm proud of that.",
+            "I haven't hurt myself in 4 years but last night I did it again",
+        ),
     ],
 )
 def test_risk_told_in_the_past_is_history_unless_it_is_back(
@@ -209,6 +221,8 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
         "I'm going to do it on the anniversary of his death",
         # The same feeling as then is now.
         "this is the same feeling as the night i tried at 17. i'm scared of what i'll do",
+        # Months without something else is no recovery.
+        "I haven't eaten in 2 months and I want to kill myself",
         # A farewell is an act of now, whenever the friendship was.
         "you were my favourite person in high school and I'm sorry for everything. goodbye",
     ],

@@ -69,9 +69,10 @@ FLOORS = {
     # 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3), on its shipped one (en
     # 141, 4; zh 131, 1), on session 11's (en 140, 3; zh 138, 4), on session 12's (en 146, 5;
     # zh 138, 4), on session 13's rejected retrain (en 145, 3; zh 138, 3) and on its end:
-    # these rows.
+    # these rows. Session 14's lexicon (a school year is over, a scar still there is no
+    # recurrence, 我想过 no wish now): zh lexicon alone 19 -> 17 false alarms.
     ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 16, 150), "model": (146, 150, 4, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 19, 150), "model": (138, 150, 4, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 17, 150), "model": (138, 150, 4, 150)},
     # Set 7 (session 10) was measured at that session's start on session 9's detector (en 128,
     # 15; zh 120, 12), on its first retrain (en 136, 10; zh 126, 10), on its shipped one (en
     # 134, 10; zh 127, 9), on session 11's (en 136, 9; zh 134, 7), on session 12's (en 141, 10;
