@@ -91,6 +91,10 @@ _PREPOSITION = re.compile(
 )
 # Only a pronoun carries over from an earlier clause ("她老了，活够了"), never an object.
 _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|id|me|我|自己")
+# A farewell is said to someone: "you" beside it is who is left, not who leaves ("谢谢你，再见，
+# 这次是真的再见", "等你看到的时候不要哭"); for other signals "你去死吧" is about the other person.
+_ADDRESSEE = re.compile(r"你|你们")
+_SAID_TO_SOMEONE = frozenset({"farewell"})
 # A long message is checked only within this many clauses of a gate hit, either side: enough
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
 _REGION_CLAUSES = 5
@@ -155,7 +159,7 @@ class _Message:
     # of the text asked about, so it is kept for the message's life.
     _found_in: dict[tuple[str, str], bool] = field(default_factory=dict)
     _negated_after: dict[str, bool] = field(default_factory=dict)
-    _subject_in: dict[tuple[str, bool], str | None] = field(default_factory=dict)
+    _subject_in: dict[tuple[str, bool, bool], str | None] = field(default_factory=dict)
     _persons_in: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
 
     @classmethod
@@ -202,7 +206,7 @@ class _Message:
     def clause_before(self, start: int) -> str:
         return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
 
-    def subject(self, match: Match) -> str | None:
+    def subject(self, match: Match, *, addressee_is_other: bool = True) -> str | None:
         """Who the match is about: "first", "third" or None. The nearest subject before it in
         its clause, else in the two clauses before (a subject carries over: "她老了，活够了");
         a person after a preposition is an object, not a subject ("给朋友发了…")."""
@@ -214,17 +218,23 @@ class _Message:
             start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
             before = self.view[start:end]
             clause = self.view[start : len(self.view) if clause_end == -1 else clause_end]
-            person = self._nearest_subject(before, clause, pronouns_only=index > 0)
+            person = self._nearest_subject(
+                before, clause, pronouns_only=index > 0, addressee_is_other=addressee_is_other
+            )
             if person is not None or start == 0:
                 return person
             end = clause_end = start - 1
         return None
 
-    def _nearest_subject(self, before: str, clause: str, *, pronouns_only: bool) -> str | None:
+    def _nearest_subject(
+        self, before: str, clause: str, *, pronouns_only: bool, addressee_is_other: bool
+    ) -> str | None:
         """The nearest person in `before`, a prefix of `clause` (asked once per text)."""
-        key = (before, pronouns_only)
+        key = (before, pronouns_only, addressee_is_other)
         if key not in self._subject_in:
-            self._subject_in[key] = self._find_nearest_subject(before, clause, pronouns_only)
+            self._subject_in[key] = self._find_nearest_subject(
+                before, clause, pronouns_only, addressee_is_other
+            )
         return self._subject_in[key]
 
     def _persons(self, lexicon: LanguageLexicon, text: str) -> dict[str, list[int]]:
@@ -251,7 +261,9 @@ class _Message:
         """`_found` for the sections of `LanguageLexicon.persons`."""
         return next(self._person_matches(section, text), None) is not None
 
-    def _find_nearest_subject(self, before: str, clause: str, pronouns_only: bool) -> str | None:
+    def _find_nearest_subject(
+        self, before: str, clause: str, pronouns_only: bool, addressee_is_other: bool
+    ) -> str | None:
         # A pattern's over-approximation has no anchor or look-around: where RE2 finds no
         # person in the whole clause (asked once per clause), it finds none in its start.
         if before != clause and not any(
@@ -264,6 +276,12 @@ class _Message:
                 if pronouns_only and not _PRONOUN.fullmatch(found.group()):
                     continue
                 if person == "third" and _PREPOSITION.search(before[: found.start()]):
+                    continue
+                if (
+                    person == "third"
+                    and not addressee_is_other
+                    and _ADDRESSEE.fullmatch(found.group())
+                ):
                     continue
                 if nearest is None or found.end() > nearest[0]:
                     nearest = (found.end(), person)
@@ -626,7 +644,7 @@ def _reason_to_hold_back(
     else:
         if message.negated(match):
             return "negated"
-        subject = message.subject(match)
+        subject = message.subject(match, addressee_is_other=match.signal not in _SAID_TO_SOMEONE)
         if subject == "third":
             return "third_person"
     if match.signal in _PAST_EXPLAINS and past.explains(match):

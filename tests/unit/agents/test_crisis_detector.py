@@ -317,6 +317,12 @@ def test_normalise_locale() -> None:
 @pytest.mark.parametrize(
     "message",
     [
+        # Someone else's pet rehomed, a foster kitten's forever family, a note for the landlord;
+        # "you" stays someone else beside anything but a farewell.
+        "my mate's dog was rehomed for good because his landlord won't allow pets",
+        "we're rehoming our foster kitten to her forever family tomorrow",
+        "I finished writing the note for my landlord about the boiler",
+        "你怎么不去死",
         # A drastic phrase over a small annoyance, said as a condition or a countdown.
         "if I have to read one more status email I'm going to jump off the balcony",
         "one more typo and I'm driving into the lake lol",
@@ -446,6 +452,23 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "help me write my will, I won't need it for long",
         "I want to vanish from this world",
         "I wish I no longer existed",
+        # Farewells: the note finished, the phone off for good, the last tie gone, a last wish,
+        # the people told, a pet given up for good; and, in Chinese, a goodbye said to "you".
+        "Finally finished writing the note. Took me all week.",
+        "switched my phone off for good after sending that",
+        "my cat was the last thing keeping me here and now she has a new home",
+        "my last wish is that my sister gets my records",
+        "if anyone reads this, please tell my brother I'm sorry",
+        "texted everyone I care about today just to say I love them",
+        "it's not your fault. I love you. I just can't anymore.",
+        "rehomed my dog this morning, permanently",
+        "这辈子就到这了",
+        "以后不用再等我回消息了",
+        "老婆，我爱你，对不起",
+        "我走了你们别难过",
+        "猫已经永久寄养在朋友家了",
+        "谢谢你陪我这么久，再见了，这次是真的再见",
+        "爸，我在你抽屉里放了一封信，等你看到的时候别哭",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:

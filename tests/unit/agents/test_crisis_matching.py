@@ -196,7 +196,7 @@ def _per_match_search(self: _Message, section: str, text: str) -> Iterator[re.Ma
 
 
 def _per_match_nearest_subject(
-    self: _Message, before: str, clause: str, *, pronouns_only: bool
+    self: _Message, before: str, clause: str, *, pronouns_only: bool, addressee_is_other: bool
 ) -> str | None:
     nearest: tuple[int, str] | None = None
     for section, person in ((FIRST_PERSON, "first"), (THIRD_PERSON, "third")):
@@ -204,6 +204,9 @@ def _per_match_nearest_subject(
             if pronouns_only and not detector_module._PRONOUN.fullmatch(found.group()):
                 continue
             if person == "third" and detector_module._PREPOSITION.search(before[: found.start()]):
+                continue
+            addressee = detector_module._ADDRESSEE.fullmatch(found.group())
+            if person == "third" and not addressee_is_other and addressee:
                 continue
             if nearest is None or found.end() > nearest[0]:
                 nearest = (found.end(), person)
