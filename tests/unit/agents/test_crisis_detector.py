@@ -323,6 +323,9 @@ def test_normalise_locale() -> None:
         "we're rehoming our foster kitten to her forever family tomorrow",
         "I finished writing the note for my landlord about the boiler",
         "你怎么不去死",
+        # Dead weight on a team; someone else who "shouldn't be alive".
+        "I feel like dead weight on the team this sprint",
+        "你不该活着",
         # A drastic phrase over a small annoyance, said as a condition or a countdown.
         "if I have to read one more status email I'm going to jump off the balcony",
         "one more typo and I'm driving into the lake lol",
@@ -469,6 +472,17 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "猫已经永久寄养在朋友家了",
         "谢谢你陪我这么久，再见了，这次是真的再见",
         "爸，我在你抽屉里放了一封信，等你看到的时候别哭",
+        # Burden: dead weight, a life outlived, a bill, no point keeping me; in Chinese, the
+        # speaker's being as a disturbance, a family normal without them, 我不该活着 (its 不 is
+        # the wish, not a negation).
+        "honestly I'm just dead weight to my family now",
+        "I'm 88 and I've outlived my usefulness",
+        "they'd be so much happier if there was no me",
+        "what's the point of keeping me alive on all these machines",
+        "my life is just a drain on everyone who loves me",
+        "我就觉得我不该活着",
+        "我的存在本身就是一种负担",
+        "没有我，我们家早就正常了",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
