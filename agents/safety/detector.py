@@ -43,6 +43,7 @@ from agents.safety.lexicon import (
     PAST,
     PURPOSE,
     RECURRENCE,
+    SELF_REVEAL,
     STRONG_SIGNALS,
     THIRD_PERSON,
     Candidates,
@@ -363,6 +364,7 @@ class CrisisDetector:
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and LATIN_LETTER.search(view))
         )
         message = _Message.of(view, lexicons)
+        whole = message  # what the speaker says anywhere (a reveal far from the hit) counts
         if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
         # A long message (a journal entry) is read around its hits, and what explains a hit
@@ -436,8 +438,11 @@ class CrisisDetector:
             PAST_CLAUSES,
             ahead=0,
         )
+        revealed = _Reveal(whole)
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
-            reason = _reason_to_hold_back(match, message, benign, context, play, purpose, past)
+            reason = _reason_to_hold_back(
+                match, message, benign, context, play, purpose, past, revealed
+            )
             if reason is None:
                 fired.append(match)
             else:
@@ -627,6 +632,21 @@ class _Nearby:
         return index < len(self.clauses) and self.clauses[index] <= at + self.ahead
 
 
+class _Reveal:
+    """Whether the speaker says the "friend" or the character is them, asked only when a third
+    person or a context would hold a match back (of the whole message: a reveal is said of the
+    whole message, often far from the hit)."""
+
+    def __init__(self, message: _Message) -> None:
+        self._message = message
+        self._said: bool | None = None
+
+    def __bool__(self) -> bool:
+        if self._said is None:
+            self._said = self._message.has(SELF_REVEAL)
+        return self._said
+
+
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
@@ -635,6 +655,7 @@ def _reason_to_hold_back(
     play: _Nearby,
     purpose: _Nearby,
     past: _Nearby,
+    revealed: _Reveal,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
     if benign.covers(match):
@@ -645,6 +666,8 @@ def _reason_to_hold_back(
         if message.negated(match):
             return "negated"
         subject = message.subject(match, addressee_is_other=match.signal not in _SAID_TO_SOMEONE)
+        if subject == "third" and revealed:
+            subject = "first"
         if subject == "third":
             return "third_person"
     if match.signal in _PAST_EXPLAINS and past.explains(match):
@@ -653,7 +676,7 @@ def _reason_to_hold_back(
         return "game"
     if match.signal in _PURPOSE_EXPLAINS and purpose.explains(match):
         return "purpose"
-    if (match.signal == MENTION or subject is None) and context.explains(match):
+    if (match.signal == MENTION or subject is None) and context.explains(match) and not revealed:
         return "context"
     return None
 

@@ -60,6 +60,9 @@ FIRST_PERSON = "first_person"
 # unless the message says it is back (RECURRENCE: "again", "still", "tonight", "又").
 PAST = "past"
 RECURRENCE = "recurrence"
+# The speaker says the "friend" or the character is them ("asking for a friend | the friend is
+# me", "其实那个朋友就是我"): a third person or a story no longer holds a match back.
+SELF_REVEAL = "self_reveal"
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -78,6 +81,7 @@ SECTIONS: tuple[str, ...] = (
     FIRST_PERSON,
     PAST,
     RECURRENCE,
+    SELF_REVEAL,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

@@ -202,6 +202,57 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 
 
 @pytest.mark.parametrize(
+    ("masked", "revealed"),
+    [
+        # "The friend is me": a third person or a story no longer holds the match back, wherever
+        # in the message the speaker says it.
+        (
+            "my friend keeps looking up ways to die and im worried",
+            "my friend keeps looking up ways to die and im worried. shes me",
+        ),
+        (
+            "My colleague mentioned he has no reason to live.",
+            "My colleague mentioned he has no reason to live. Okay, I'm the colleague.",
+        ),
+        (
+            "how do you help a friend who cant stop thinking about dying?",
+            "how do you help a friend who cant stop thinking about dying? well i say friend",
+        ),
+        (
+            "I'm writing a novel. She's decided to end it this weekend.",
+            "I'm writing a novel. The main character is me, basically. She's decided to end it"
+            " this weekend.",
+        ),
+        (
+            "我有个朋友，她说她每天都想死，已经开始计划了",
+            "我有个朋友，她说她每天都想死，已经开始计划了……其实那个朋友就是我",
+        ),
+        (
+            "我一个同事经常说想死，我总劝她",
+            "我一个同事经常说想死，我总劝她……其实我说的同事就是我自己",
+        ),
+        ("小说里的主角想死，但又怕疼", "小说里的主角想死，但又怕疼。我就是主角"),
+    ],
+)
+def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revealed: str) -> None:
+    assert not detector.detect(masked).risky
+    assert detector.detect(revealed).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Someone who is the speaker's best friend, or the one who found her, is no reveal.
+        "我高中的一个老师去年自杀了，她是我最喜欢的老师",
+        "my friend attempted last night and im the one who found her. shes alive",
+        "大学那会我室友想跳楼，现在她是我孩子的干妈",
+    ],
+)
+def test_a_friend_who_is_not_me_stays_held_back(detector: CrisisDetector, message: str) -> None:
+    assert not detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
     "message",
     [
         # First-person risk inside a coursework message still fires.
