@@ -42,7 +42,9 @@ from agents.safety.lexicon import (
     NEGATION,
     PAST,
     PURPOSE,
+    RECOVERED,
     RECURRENCE,
+    RELAPSE,
     SELF_REVEAL,
     STRONG_SIGNALS,
     THIRD_PERSON,
@@ -85,6 +87,9 @@ _PAST_EXPLAINS = frozenset(
     {"explicit_intent", "passive_ideation", "burden", "plan", "self_harm", "slang", "method"}
     | {MENTION, IDEATION}
 )
+# What a recovery story explains (`_RecoveryStory`): with a good present said after it, the
+# pills and the goodbye letters of back then are history too.
+_STORY_EXPLAINS = _PAST_EXPLAINS | {MEANS_PLAN, "farewell"}
 # A person right after one of these is an object ("to my friend", "给朋友").
 _PREPOSITION = re.compile(
     r"(?:(?<![a-z])(?:to|for|with|at|about|from|of) (?:[a-z]+ ){0,2}"
@@ -438,10 +443,11 @@ class CrisisDetector:
             PAST_CLAUSES,
             ahead=0,
         )
+        story = _RecoveryStory.of(message)
         revealed = _Reveal(whole)
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
             reason = _reason_to_hold_back(
-                match, message, benign, context, play, purpose, past, revealed
+                match, message, benign, context, play, purpose, past, story, revealed
             )
             if reason is None:
                 fired.append(match)
@@ -453,6 +459,39 @@ class CrisisDetector:
             matches=tuple(fired),
             held_back=tuple(held_back),
             view=view,
+        )
+
+
+@dataclass(frozen=True)
+class _RecoveryStory:
+    """A message that tells a recovery: a time that is over, a good present said after it
+    ("now I'm a nurse", "现在过得很好") and no relapse ("again", "又", "复发"). What it says before
+    its last good present is history, however far from the time ("大二的时候|整整半年每天都想死");
+    what comes after it is new, and so is a clause that says it is now and names no time that is
+    over ("kms thoughts on loop since friday | 2 years clean before that")."""
+
+    until: int  # the start of the last good present
+    live: frozenset[int]  # clauses with a "now" and no time that is over
+    marks: list[int]
+
+    @classmethod
+    def of(cls, message: _Message) -> _RecoveryStory | None:
+        past = message.spans(PAST)
+        if not past:
+            return None
+        recovered = message.spans(RECOVERED)
+        if not recovered or message.has(RELAPSE):
+            return None
+        marks = message.prepared.marks
+        framed = {bisect.bisect_left(marks, span.start) for span in past}
+        now = {bisect.bisect_left(marks, span.start) for span in message.spans(RECURRENCE)}
+        until = max(span.start for span in recovered)
+        return cls(until, frozenset(now - framed), marks)
+
+    def explains(self, match: Match) -> bool:
+        return (
+            match.start < self.until
+            and bisect.bisect_left(self.marks, match.start) not in self.live
         )
 
 
@@ -655,6 +694,7 @@ def _reason_to_hold_back(
     play: _Nearby,
     purpose: _Nearby,
     past: _Nearby,
+    story: _RecoveryStory | None,
     revealed: _Reveal,
 ) -> str | None:
     """Why `match` is not about the speaker's risk now, or None (it fires)."""
@@ -671,6 +711,8 @@ def _reason_to_hold_back(
         if subject == "third":
             return "third_person"
     if match.signal in _PAST_EXPLAINS and past.explains(match):
+        return "past"
+    if story is not None and match.signal in _STORY_EXPLAINS and story.explains(match):
         return "past"
     if match.signal in _PLAY_EXPLAINS and play.explains(match):
         return "game"

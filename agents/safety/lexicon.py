@@ -63,6 +63,11 @@ RECURRENCE = "recurrence"
 # The speaker says the "friend" or the character is them ("asking for a friend | the friend is
 # me", "其实那个朋友就是我"): a third person or a story no longer holds a match back.
 SELF_REVEAL = "self_reveal"
+# A good present said by the speaker ("I'm a nurse now", "现在过得很好"): with a time that is
+# over, the message is a recovery story, and what it says of now ("每天", "today I") is no
+# recurrence.
+RECOVERED = "recovered"
+RELAPSE = "relapse"  # it is back ("again", "relapsed", "又", "复发"): no recovery story then
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -82,6 +87,8 @@ SECTIONS: tuple[str, ...] = (
     PAST,
     RECURRENCE,
     SELF_REVEAL,
+    RECOVERED,
+    RELAPSE,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

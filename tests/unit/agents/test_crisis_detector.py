@@ -202,6 +202,59 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 
 
 @pytest.mark.parametrize(
+    ("story", "not_over"),
+    [
+        # A time that is over and a good present after it: a recovery story, however far the
+        # risk is from the time, and "every day" or "today" in it is history or the good
+        # present. A relapse ("again", 又, 复发, 再试), a clause that says now and names no
+        # time that is over, or a risk said after the good present is not over.
+        (
+            "五年前我因为抑郁住院|那段时间每天都想死|出院以后我坚持吃药|做咨询|慢慢开始工作|交朋友"
+            "|上个月我结婚了|现在过得很好",
+            "五年前我因为抑郁住院|那段时间每天都想死|出院以后我坚持吃药|做咨询|慢慢开始工作|交朋友"
+            "|上个月我结婚了|最近又想死了",
+        ),
+        (
+            "以前我觉得活着没意义|吞过一瓶药|现在我在一家面包店上班|每天早上都期待开烤箱",
+            "以前我觉得活着没意义|吞过一瓶药|现在我在一家面包店上班|可是我今天又吞了一瓶",
+        ),
+        (
+            "我是自杀幸存者，当年被救回来，今天是我重生三周年",
+            "我是自杀幸存者，当年被救回来，可这些年一直想再试一次",
+        ),
+        (
+            "two years ago i tried to kill myself. my mum found me in time. today i got my degree",
+            "two years ago i tried to kill myself. today i got my degree. i want to kill myself",
+        ),
+        (
+            "In 2019 I lost my job. My marriage ended. I wanted to die. My brother took me to a"
+            " doctor. Life is good now.",
+            "In 2019 I lost my job. My marriage ended. I wanted to die. My brother took me to a"
+            " doctor. Life is good now. I relapsed last week.",
+        ),
+        # The pills and the goodbye letters of back then are history in a recovery story too.
+        (
+            "5 years ago I gave away my books and my cat because I didn't plan to be here. Last"
+            " month I got him back and I'm so grateful we both made it.",
+            "5 years ago I gave away my books and my cat. Last month I got him back. This time I"
+            " gave him to my sister because I don't plan to be here.",
+        ),
+        (
+            "when i was 15 i wanted to die every day. im 24 now and doing a social work degree",
+            "kms thoughts on loop since friday. when i was 15 i wanted to die every day. im 24 now",
+        ),
+    ],
+)
+def test_a_recovery_story_is_history_unless_it_is_not_over(
+    detector: CrisisDetector, story: str, not_over: str
+) -> None:
+    told = detector.detect(story.replace("|", "，"))
+    assert not told.risky
+    assert "past" in {why for _, why in told.held_back}
+    assert detector.detect(not_over.replace("|", "，")).risky
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever
