@@ -232,6 +232,11 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
             "In 2019 I lost my job. My marriage ended. I wanted to die. My brother took me to a"
             " doctor. Life is good now. I relapsed last week.",
         ),
+        # Where the speaker is now is no good present ("now I'm at the bridge").
+        (
+            "Years ago my dad left. My mum drank. I wanted to die. Now I'm a nurse.",
+            "Years ago my dad left. My mum drank. I wanted to die. Now I'm at the bridge.",
+        ),
         # The pills and the goodbye letters of back then are history in a recovery story too.
         (
             "5 years ago I gave away my books and my cat because I didn't plan to be here. Last"
