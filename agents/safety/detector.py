@@ -165,6 +165,7 @@ class _Message:
     # of the text asked about, so it is kept for the message's life.
     _found_in: dict[tuple[str, str], bool] = field(default_factory=dict)
     _negated_after: dict[str, bool] = field(default_factory=dict)
+    _has: dict[str, bool] = field(default_factory=dict)
     _subject_in: dict[tuple[str, bool, bool], str | None] = field(default_factory=dict)
     _persons_in: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
 
@@ -207,7 +208,9 @@ class _Message:
     def has(self, section: str) -> bool:
         if section in self._spans:
             return bool(self._spans[section])
-        return next(self._matches(section), None) is not None
+        if section not in self._has:
+            self._has[section] = next(self._matches(section), None) is not None
+        return self._has[section]
 
     def clause_before(self, start: int) -> str:
         return self.view[self.view.rfind(CLAUSE_MARK, 0, start) + 1 : start]
@@ -444,10 +447,9 @@ class CrisisDetector:
             ahead=0,
         )
         story = _RecoveryStory.of(message)
-        revealed = _Reveal(whole)
         for match in sorted(candidates, key=lambda m: (m.start, m.end)):
             reason = _reason_to_hold_back(
-                match, message, benign, context, play, purpose, past, story, revealed
+                match, message, whole, benign, context, play, purpose, past, story
             )
             if reason is None:
                 fired.append(match)
@@ -671,33 +673,20 @@ class _Nearby:
         return index < len(self.clauses) and self.clauses[index] <= at + self.ahead
 
 
-class _Reveal:
-    """Whether the speaker says the "friend" or the character is them, asked only when a third
-    person or a context would hold a match back (of the whole message: a reveal is said of the
-    whole message, often far from the hit)."""
-
-    def __init__(self, message: _Message) -> None:
-        self._message = message
-        self._said: bool | None = None
-
-    def __bool__(self) -> bool:
-        if self._said is None:
-            self._said = self._message.has(SELF_REVEAL)
-        return self._said
-
-
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
+    whole: _Message,  # before a long message's far clauses were blanked
     benign: _Cover,
     context: _Nearby,
     play: _Nearby,
     purpose: _Nearby,
     past: _Nearby,
     story: _RecoveryStory | None,
-    revealed: _Reveal,
 ) -> str | None:
-    """Why `match` is not about the speaker's risk now, or None (it fires)."""
+    """Why `match` is not about the speaker's risk now, or None (it fires). A self-reveal ("the
+    friend is me") is said of the whole message, often far from the match: it is asked of
+    `whole`, and only when a third person or a context would hold the match back."""
     if benign.covers(match):
         return "benign"
     if match.signal == MEANS_PLAN:
@@ -706,10 +695,10 @@ def _reason_to_hold_back(
         if message.negated(match):
             return "negated"
         subject = message.subject(match, addressee_is_other=match.signal not in _SAID_TO_SOMEONE)
-        if subject == "third" and revealed:
-            subject = "first"
         if subject == "third":
-            return "third_person"
+            if not whole.has(SELF_REVEAL):
+                return "third_person"
+            subject = "first"
     if match.signal in _PAST_EXPLAINS and past.explains(match):
         return "past"
     if story is not None and match.signal in _STORY_EXPLAINS and story.explains(match):
@@ -718,7 +707,11 @@ def _reason_to_hold_back(
         return "game"
     if match.signal in _PURPOSE_EXPLAINS and purpose.explains(match):
         return "purpose"
-    if (match.signal == MENTION or subject is None) and context.explains(match) and not revealed:
+    if (
+        (match.signal == MENTION or subject is None)
+        and context.explains(match)
+        and not whole.has(SELF_REVEAL)
+    ):
         return "context"
     return None
 

@@ -64,8 +64,8 @@ RECURRENCE = "recurrence"
 # me", "其实那个朋友就是我"): a third person or a story no longer holds a match back.
 SELF_REVEAL = "self_reveal"
 # A good present said by the speaker ("I'm a nurse now", "现在过得很好"): with a time that is
-# over, the message is a recovery story, and what it says of now ("每天", "today I") is no
-# recurrence.
+# over, the message is a recovery story, and a "now" said beside a time that is over ("那段时间
+# 每天都想死") is no recurrence.
 RECOVERED = "recovered"
 RELAPSE = "relapse"  # it is back ("again", "relapsed", "又", "复发"): no recovery story then
 
