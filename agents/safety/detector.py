@@ -29,6 +29,7 @@ from agents.safety.lexicon import (
     ACCESS,
     BENIGN,
     CONTEXT,
+    COVER,
     DEATH,
     DESIRE,
     FIRST_PERSON,
@@ -310,6 +311,11 @@ class _Message:
             self._negated_after[before] = self._negates(before)
         return self._negated_after[before]
 
+    def is_purpose(self, found: Match) -> bool:
+        """Whether a purpose span says what a means is for: not negated ("not for cooking") and
+        not a cover told to others ("told the shop it was for a party")."""
+        return not self.negated(found) and not self._found(COVER, self.clause_before(found.start))
+
     def _negates(self, before: str) -> bool:
         """Whether a negation ends `before` (the start of a match's clause up to the match)."""
         before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), before)
@@ -428,14 +434,14 @@ class CrisisDetector:
             context = _Nearby.anywhere(message.has(CONTEXT))
             play = _Nearby.anywhere(message.has(GAME))
             purpose = _Nearby.anywhere(
-                any(not message.negated(found) for found in message.spans(PURPOSE))
+                any(message.is_purpose(found) for found in message.spans(PURPOSE))
             )
         else:
             marks = message.prepared.marks
             context = _Nearby.of(message.spans(CONTEXT), marks)
             play = _Nearby.of(message.spans(GAME), marks)
             purpose = _Nearby.of(
-                [found for found in message.spans(PURPOSE) if not message.negated(found)],
+                [found for found in message.spans(PURPOSE) if message.is_purpose(found)],
                 marks,
                 PURPOSE_CLAUSES,
             )

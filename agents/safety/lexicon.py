@@ -68,6 +68,10 @@ SELF_REVEAL = "self_reveal"
 # 每天都想死") is no recurrence.
 RECOVERED = "recovered"
 RELAPSE = "relapse"  # it is back ("again", "relapsed", "又", "复发"): no recovery story then
+# A purpose told to others as a cover ("told the shop it was for a party", "跟店员说是去露营的",
+# "she thinks I'm moving"): said before the purpose in its clause, it is no everyday purpose.
+# Asked only of that text, never of a whole message: not in the `ViewMatcher`.
+COVER = "cover"
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -89,6 +93,7 @@ SECTIONS: tuple[str, ...] = (
     SELF_REVEAL,
     RECOVERED,
     RELAPSE,
+    COVER,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")
@@ -521,7 +526,7 @@ class LanguageLexicon:
     lang: str
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
-    matcher: ViewMatcher  # every section's patterns, for whole messages
+    matcher: ViewMatcher  # every section's patterns but COVER's, for whole messages
     persons: SectionSet  # negation, first and third person: for the text before each match
     # A character class every match of every pattern holds a character of (latin letters for
     # English), or None: a text without one matches none of the patterns, so it is not searched.
@@ -740,7 +745,8 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         (regex for regex in _SCRIPTS if all(_needs(items, regex) for items in parsed)),
         None,
     )
-    return LanguageLexicon(lang, sections, sizes, ViewMatcher(sections, script), persons, script)
+    whole = {name: section for name, section in sections.items() if name != COVER}
+    return LanguageLexicon(lang, sections, sizes, ViewMatcher(whole, script), persons, script)
 
 
 # The scripts a lexicon's patterns may all need a character of (see `LanguageLexicon.script`).

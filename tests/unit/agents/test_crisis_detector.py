@@ -260,6 +260,54 @@ def test_a_recovery_story_is_history_unless_it_is_not_over(
 
 
 @pytest.mark.parametrize(
+    ("errand", "cover"),
+    [
+        # A purpose told to others as a cover is no everyday purpose: the means fires.
+        (
+            "bought two bags of charcoal for the camping trip this weekend",
+            "bought two bags of charcoal, told the cashier it was for a camping trip",
+        ),
+        (
+            "bought a thick rope at the hardware store to tie down the load when we're moving",
+            "bought a thick rope at the hardware store. the guy asked and i said it was for moving",
+        ),
+        (
+            "I've been saving my sleeping pills for the flight next week",
+            "I've been saving up my sleeping pills and my flatmate thinks they're for the flight",
+        ),
+        ("网上买了两包炭，周末去露营用", "网上买了两包炭，客服问我干嘛用，我说露营"),
+        ("买了一根很粗的绳子，搬家捆东西用", "买了一根很粗的绳子，老板以为我要搬家捆东西"),
+        ("攒了一些炭，打算过年回老家烤肉", "攒了一些炭，跟家里人说是过年回老家烤肉用的"),
+    ],
+)
+def test_a_purpose_told_as_a_cover_does_not_hold_a_means_back(
+    detector: CrisisDetector, errand: str, cover: str
+) -> None:
+    said = detector.detect(errand)
+    assert not said.risky
+    assert "purpose" in {why for _, why in said.held_back}
+    assert detector.detect(cover).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # What others believe of someone else is their story, not the speaker's cover.
+        "我同事把猫送人了，东西也分了，大家都以为她是要辞职",
+        # Telling someone of the errand is no cover.
+        "I told my wife I bought the charcoal for the barbecue tonight",
+        "i got the rope for moving, told my brother to come help",
+    ],
+)
+def test_a_purpose_others_are_told_of_still_holds_back(
+    detector: CrisisDetector, message: str
+) -> None:
+    said = detector.detect(message)
+    assert not said.risky
+    assert "purpose" in {why for _, why in said.held_back}
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever
