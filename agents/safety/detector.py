@@ -27,11 +27,14 @@ from typing import NamedTuple
 
 from agents.safety.lexicon import (
     ACCESS,
+    ACT_AHEAD,
     BENIGN,
     CONTEXT,
     COVER,
     DEATH,
     DESIRE,
+    EVENT_TIME_AFTER,
+    EVENT_TIME_BEFORE,
     FIRST_PERSON,
     GAME,
     GATED,
@@ -316,6 +319,19 @@ class _Message:
         not a cover told to others ("told the shop it was for a party")."""
         return not self.negated(found) and not self._found(COVER, self.clause_before(found.start))
 
+    def is_a_time(self, found: Match) -> bool:
+        """Whether a purpose span is an event said as a time ("after my exam", "等我把论文交了")."""
+        end = self.view.find(CLAUSE_MARK, found.end)
+        after = self.view[found.end : len(self.view) if end == -1 else end]
+        return self._found(EVENT_TIME_BEFORE, self.clause_before(found.start)) or self._found(
+            EVENT_TIME_AFTER, after
+        )
+
+    def ahead(self, match: Match) -> bool:
+        """Whether the match's clause says, before it, that the act is to come ("就", "要",
+        "going to")."""
+        return self._found(ACT_AHEAD, self.clause_before(match.start))
+
     def _negates(self, before: str) -> bool:
         """Whether a negation ends `before` (the start of a match's clause up to the match)."""
         before = _NOT_NEGATION.sub(lambda m: "_" * len(m.group()), before)
@@ -430,21 +446,14 @@ class CrisisDetector:
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
         # "not for cooking" is no everyday purpose: only a purpose said without a negation counts.
+        purpose = _Purpose(message, long_view)
         if not long_view:
             context = _Nearby.anywhere(message.has(CONTEXT))
             play = _Nearby.anywhere(message.has(GAME))
-            purpose = _Nearby.anywhere(
-                any(message.is_purpose(found) for found in message.spans(PURPOSE))
-            )
         else:
             marks = message.prepared.marks
             context = _Nearby.of(message.spans(CONTEXT), marks)
             play = _Nearby.of(message.spans(GAME), marks)
-            purpose = _Nearby.of(
-                [found for found in message.spans(PURPOSE) if message.is_purpose(found)],
-                marks,
-                PURPOSE_CLAUSES,
-            )
         # Risk told as history, unless the message says it is back or now.
         past = _Nearby.of(
             [] if message.has(RECURRENCE) else message.spans(PAST),
@@ -679,6 +688,43 @@ class _Nearby:
         return index < len(self.clauses) and self.clauses[index] <= at + self.ahead
 
 
+class _Purpose:
+    """The everyday purposes that may explain a match: in a short message any, in a long one
+    those within PURPOSE_CLAUSES of it; not negated ("not for cooking") and not a cover told to
+    others ("told the shop it was for a party"). An act to come timed by an event ("after my
+    last exam | I'm going to jump", "等她结婚那天我就…") is not explained by the event; a means or
+    a goodbye may be ("the pills from my surgery", "出国前把钥匙交给我姐"), and so may an act
+    told as done ("下班后…吞药的女孩"). Each span is checked only when a match asks (a dense
+    message has dozens)."""
+
+    def __init__(self, message: _Message, long_view: bool) -> None:
+        self._message = message
+        spans = message.spans(PURPOSE)
+        marks = message.prepared.marks
+        # (clause, start, span), in clause order: a long message's spans near a match by bisect
+        self._by_clause = sorted(
+            ((bisect.bisect_left(marks, span.start) if long_view else 0), span.start, span)
+            for span in spans
+        )
+        self._clauses = [clause for clause, _, _ in self._by_clause]
+        self._long_view = long_view
+
+    def explains(self, match: Match) -> bool:
+        message = self._message
+        timed = match.signal == "plan" or (match.signal == "method" and message.ahead(match))
+        if self._long_view:
+            at = bisect.bisect_left(message.prepared.marks, match.start)
+            low = bisect.bisect_left(self._clauses, at - PURPOSE_CLAUSES)
+            high = bisect.bisect_right(self._clauses, at + PURPOSE_CLAUSES)
+            near = self._by_clause[low:high]
+        else:
+            near = self._by_clause
+        return any(
+            message.is_purpose(span) and not (timed and message.is_a_time(span))
+            for _, _, span in near
+        )
+
+
 def _reason_to_hold_back(
     match: Match,
     message: _Message,
@@ -686,7 +732,7 @@ def _reason_to_hold_back(
     benign: _Cover,
     context: _Nearby,
     play: _Nearby,
-    purpose: _Nearby,
+    purpose: _Purpose,
     past: _Nearby,
     story: _RecoveryStory | None,
 ) -> str | None:

@@ -70,8 +70,14 @@ RECOVERED = "recovered"
 RELAPSE = "relapse"  # it is back ("again", "relapsed", "又", "复发"): no recovery story then
 # A purpose told to others as a cover ("told the shop it was for a party", "跟店员说是去露营的",
 # "she thinks I'm moving"): said before the purpose in its clause, it is no everyday purpose.
-# Asked only of that text, never of a whole message: not in the `ViewMatcher`.
 COVER = "cover"
+# An everyday event said as a time, not as a purpose ("after my last exam", "等我把论文交了",
+# "答辩完那天"): asked of the text before the event in its clause, and of the text after it.
+EVENT_TIME_BEFORE, EVENT_TIME_AFTER = "event_time_before", "event_time_after"
+# An act said as one to come ("就", "要", "going to"): asked of the text before a method.
+ACT_AHEAD = "act_ahead"
+# Sections asked only of a part of one clause, never of a whole message: not in the `ViewMatcher`.
+CLAUSE_PART_SECTIONS = frozenset({COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD})
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -94,6 +100,9 @@ SECTIONS: tuple[str, ...] = (
     RECOVERED,
     RELAPSE,
     COVER,
+    EVENT_TIME_BEFORE,
+    EVENT_TIME_AFTER,
+    ACT_AHEAD,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")
@@ -526,7 +535,7 @@ class LanguageLexicon:
     lang: str
     sections: dict[str, Section]
     sizes: dict[str, int]  # patterns per section, for docs and tests
-    matcher: ViewMatcher  # every section's patterns but COVER's, for whole messages
+    matcher: ViewMatcher  # the other sections' patterns, for whole messages
     persons: SectionSet  # negation, first and third person: for the text before each match
     # A character class every match of every pattern holds a character of (latin letters for
     # English), or None: a text without one matches none of the patterns, so it is not searched.
@@ -745,7 +754,7 @@ def parse_lexicon(lang: str, text: str) -> LanguageLexicon:
         (regex for regex in _SCRIPTS if all(_needs(items, regex) for items in parsed)),
         None,
     )
-    whole = {name: section for name, section in sections.items() if name != COVER}
+    whole = {n: section for n, section in sections.items() if n not in CLAUSE_PART_SECTIONS}
     return LanguageLexicon(lang, sections, sizes, ViewMatcher(whole, script), persons, script)
 
 

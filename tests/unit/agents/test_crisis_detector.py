@@ -308,6 +308,37 @@ def test_a_purpose_others_are_told_of_still_holds_back(
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        # An everyday event said as the time of an act to come is no purpose of the act.
+        "after the wedding on saturday im going to jump off the bridge",
+        "once my sisters party is over im gonna hang myself in the garage",
+        "等婚礼办完，我就去跳江",
+        "下班后我会去那座桥上跳下去",
+    ],
+)
+def test_an_act_timed_by_an_everyday_event_fires(detector: CrisisDetector, message: str) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # The event still explains a goodbye before it and an act told as done.
+        "出国前把银行卡和钥匙都交给我姐了",
+        "下班后一直在想今天收的那个吞药的女孩",
+        "考完试那天我们从跳台上跳下去了，太爽了",
+    ],
+)
+def test_an_everyday_event_still_explains_a_goodbye_or_a_done_act(
+    detector: CrisisDetector, message: str
+) -> None:
+    said = detector.detect(message)
+    assert not said.risky
+    assert "purpose" in {why for _, why in said.held_back}
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever
