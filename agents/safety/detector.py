@@ -49,6 +49,7 @@ from agents.safety.lexicon import (
     RECOVERED,
     RECURRENCE,
     RELAPSE,
+    REPORTED_SPEECH,
     SELF_REVEAL,
     STRONG_SIGNALS,
     THIRD_PERSON,
@@ -227,12 +228,18 @@ class _Message:
             return "first"
         end = match.start
         clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
-        for index in range(_SUBJECT_CLAUSES):
+        reported = False  # the match's clause opens with a report ("说", "回家说"): said by
+        for index in range(_SUBJECT_CLAUSES):  # whoever the clause before is about, any noun
             start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
             before = self.view[start:end]
             clause = self.view[start : len(self.view) if clause_end == -1 else clause_end]
+            if index == 0:
+                reported = self._found(REPORTED_SPEECH, before)
             person = self._nearest_subject(
-                before, clause, pronouns_only=index > 0, addressee_is_other=addressee_is_other
+                before,
+                clause,
+                pronouns_only=index > 0 and not reported,
+                addressee_is_other=addressee_is_other,
             )
             if person is not None or start == 0:
                 return person

@@ -74,10 +74,15 @@ COVER = "cover"
 # An everyday event said as a time, not as a purpose ("after my last exam", "等我把论文交了",
 # "答辩完那天"): asked of the text before the event in its clause, and of the text after it.
 EVENT_TIME_BEFORE, EVENT_TIME_AFTER = "event_time_before", "event_time_after"
+# A clause that opens with a report ("室友半夜在阳台哭，说不想活了", "儿子回家说想死"): what
+# follows is said by whoever the clause before is about, a noun as well as a pronoun.
+REPORTED_SPEECH = "reported_speech"
 # An act said as one to come ("就", "要", "going to"): asked of the text before a method.
 ACT_AHEAD = "act_ahead"
 # Sections asked only of a part of one clause, never of a whole message: not in the `ViewMatcher`.
-CLAUSE_PART_SECTIONS = frozenset({COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD})
+CLAUSE_PART_SECTIONS = frozenset(
+    {COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD, REPORTED_SPEECH}
+)
 
 SECTIONS: tuple[str, ...] = (
     *STRONG_SIGNALS,
@@ -103,6 +108,7 @@ SECTIONS: tuple[str, ...] = (
     EVENT_TIME_BEFORE,
     EVENT_TIME_AFTER,
     ACT_AHEAD,
+    REPORTED_SPEECH,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

@@ -339,6 +339,37 @@ def test_an_everyday_event_still_explains_a_goodbye_or_a_done_act(
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        # A clause that opens with a report is said by whoever the clause before is about.
+        "我女儿在学校被同学孤立，回家说不想活了，我该怎么帮她",
+        "我儿子最近不爱说话，昨天突然说活着没意思",
+        "my flatmate came home crying, kept saying life isn't worth living",
+    ],
+)
+def test_a_report_is_said_by_the_person_before_it(detector: CrisisDetector, message: str) -> None:
+    said = detector.detect(message)
+    assert not said.risky
+    assert "third_person" in {why for _, why in said.held_back}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Without a report, someone named in the clause before is no subject of the speaker's
+        # own words.
+        "同事们都下班了，办公室只剩我，不想活了",
+        "室友出去了，终于可以哭出来了，活着好累",
+        "my roommate is out tonight. life isn't worth living",
+    ],
+)
+def test_a_person_before_says_nothing_without_a_report(
+    detector: CrisisDetector, message: str
+) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever
