@@ -59,12 +59,12 @@ FLOORS = {
     # false alarms, zh 15 false alarms. Session 16's recovery story: set 3 zh lexicon alone 13
     # -> 12 false alarms.
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 3, 105), "model": (102, 107, 1, 105)},
-    ("crisis_heldout.jsonl", "zh"): {"lexicon": (78, 103, 7, 101), "model": (97, 103, 0, 101)},
+    ("crisis_heldout.jsonl", "zh"): {"lexicon": (80, 103, 7, 101), "model": (99, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 7, 128), "model": (122, 128, 3, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (99, 128, 9, 128), "model": (119, 128, 3, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (94, 150, 8, 150), "model": (138, 150, 2, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (87, 150, 12, 150), "model": (135, 150, 6, 150)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 8, 128), "model": (120, 128, 2, 128)},
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 8, 150), "model": (140, 150, 2, 150)},
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 12, 150), "model": (136, 150, 6, 150)},
     # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
     # model before train15 (en 132, 5; zh 132, 4), on session 9's shipped one (en 133, 4; zh
     # 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3), on its shipped one (en
@@ -72,9 +72,9 @@ FLOORS = {
     # zh 138, 4), on session 13's rejected retrain (en 145, 3; zh 138, 3) and on its end:
     # these rows. Session 14's lexicon (a school year is over, a scar still there is no
     # recurrence, 我想过 no wish now): zh lexicon alone 19 -> 17 false alarms. Session 16's
-    # recovery story: en lexicon alone 16 -> 15.
+    # recovery story: en lexicon alone 16 -> 15. Session 17: zh caught +1 both layers.
     ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 15, 150), "model": (146, 150, 4, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (83, 150, 17, 150), "model": (138, 150, 4, 150)},
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (84, 150, 17, 150), "model": (139, 150, 4, 150)},
     # Set 7 (session 10) was measured at that session's start on session 9's detector (en 128,
     # 15; zh 120, 12), on its first retrain (en 136, 10; zh 126, 10), on its shipped one (en
     # 134, 10; zh 127, 9), on session 11's (en 136, 9; zh 134, 7), on session 12's (en 141, 10;
@@ -86,18 +86,18 @@ FLOORS = {
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
     # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
-    # 130, 9; zh 134, 5) and on its end: these rows.
+    # 130, 9; zh 134, 5) and on its end: these rows. Session 17: zh caught +1 both layers.
     ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 19, 150), "model": (136, 150, 9, 150)},
-    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (78, 150, 16, 150), "model": (137, 150, 6, 150)},
+    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (79, 150, 16, 150), "model": (138, 150, 6, 150)},
     # Set 9 (session 12) was measured at that session's start on session 11's shipped detector
     # (en 132, 5; zh 137, 9; its lexicon alone en 80, 19; zh 70, 25), at its end (en 137, 6; zh
     # 134, 8; lexicon alone en 80, 18; zh 70, 25), on session 13's rejected retrain (en 136, 5;
     # zh 128, 8) and on its end: these rows. Session 15's farewells and burden: lexicon alone
     # en 80 -> 81, zh 70 -> 72; with the model en 137 -> 138, zh 134 -> 135. Session 16's
     # recovery story: false alarms lexicon alone en 15 -> 13, zh 20 -> 19; with the model en
-    # 5 -> 4, zh 8 -> 7.
+    # 5 -> 4, zh 8 -> 7. Session 17's reports: zh false alarms -1 both layers.
     ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 13, 150), "model": (138, 150, 4, 150)},
-    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (72, 150, 19, 150), "model": (135, 150, 7, 150)},
+    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (72, 150, 18, 150), "model": (135, 150, 6, 150)},
     # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
     # (en 139, 8; zh 140, 4; its lexicon alone en 94, 27; zh 76, 18), on the retrain it did not
     # ship (en 134, 10; zh 137, 3) and at its end: these rows. Session 15: en lexicon 94 -> 95.
@@ -106,9 +106,10 @@ FLOORS = {
     ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 25, 150), "model": (139, 150, 8, 150)},
     ("crisis_heldout10.jsonl", "zh"): {"lexicon": (76, 150, 15, 150), "model": (140, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
-    # (session 12's model): these rows.
-    ("crisis_heldout11.jsonl", "en"): {"lexicon": (92, 150, 20, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (74, 150, 23, 150), "model": (134, 150, 7, 150)},
+    # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +2; with
+    # the model zh +2.
+    ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 23, 150), "model": (136, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
