@@ -38,10 +38,12 @@ from agents.safety.lexicon import (
     FIRST_PERSON,
     GAME,
     GATED,
+    HOARDING,
     IDEATION,
     INTENT,
     MEANS,
     MEANS_PLAN,
+    MEDICAL_SOURCE,
     MENTION,
     NEGATION,
     PAST,
@@ -228,13 +230,13 @@ class _Message:
             return "first"
         end = match.start
         clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
-        reported = False  # the match's clause opens with a report ("说", "回家说"): said by
-        for index in range(_SUBJECT_CLAUSES):  # whoever the clause before is about, any noun
+        # A clause that opens with a report ("说", "回家说") is said by whoever the clause
+        # before is about: any person carries over into it, not only a pronoun.
+        reported = self._found(REPORTED_SPEECH, self.clause_before(end))
+        for index in range(_SUBJECT_CLAUSES):
             start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
             before = self.view[start:end]
             clause = self.view[start : len(self.view) if clause_end == -1 else clause_end]
-            if index == 0:
-                reported = self._found(REPORTED_SPEECH, before)
             person = self._nearest_subject(
                 before,
                 clause,
@@ -333,6 +335,10 @@ class _Message:
         return self._found(EVENT_TIME_BEFORE, self.clause_before(found.start)) or self._found(
             EVENT_TIME_AFTER, after
         )
+
+    def is_medical_source(self, found: Match) -> bool:
+        """Whether a purpose span is where medicine comes from ("pharmacy", "医生", "处方")."""
+        return self._found(MEDICAL_SOURCE, found.text)
 
     def ahead(self, match: Match) -> bool:
         """Whether the match's clause says, before it, that the act is to come ("就", "要",
@@ -452,7 +458,6 @@ class CrisisDetector:
             benign = _Cover(message.spans(BENIGN))
         fired: list[Match] = []
         held_back: list[tuple[Match, str]] = []
-        # "not for cooking" is no everyday purpose: only a purpose said without a negation counts.
         purpose = _Purpose(message, long_view)
         if not long_view:
             context = _Nearby.anywhere(message.has(CONTEXT))
@@ -726,8 +731,11 @@ class _Purpose:
             near = self._by_clause[low:high]
         else:
             near = self._by_clause
+        hoarded = match.signal == MEANS_PLAN and message.has(HOARDING)
         return any(
-            message.is_purpose(span) and not (timed and message.is_a_time(span))
+            message.is_purpose(span)
+            and not (timed and message.is_a_time(span))
+            and not (hoarded and message.is_medical_source(span))
             for _, _, span in near
         )
 

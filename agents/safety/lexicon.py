@@ -79,9 +79,13 @@ EVENT_TIME_BEFORE, EVENT_TIME_AFTER = "event_time_before", "event_time_after"
 REPORTED_SPEECH = "reported_speech"
 # An act said as one to come ("就", "要", "going to"): asked of the text before a method.
 ACT_AHEAD = "act_ahead"
+# Means gathered over time ("stockpiling", "saved every one", "攒了三个月", "跑了五家药店"): a
+# pharmacy, a doctor or a prescription (`MEDICAL_SOURCE`, asked of a purpose's own text) is
+# where the means came from, not what it is for.
+HOARDING, MEDICAL_SOURCE = "hoarding", "medical_source"
 # Sections asked only of a part of one clause, never of a whole message: not in the `ViewMatcher`.
 CLAUSE_PART_SECTIONS = frozenset(
-    {COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD, REPORTED_SPEECH}
+    {COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD, REPORTED_SPEECH, MEDICAL_SOURCE}
 )
 
 SECTIONS: tuple[str, ...] = (
@@ -109,6 +113,8 @@ SECTIONS: tuple[str, ...] = (
     EVENT_TIME_AFTER,
     ACT_AHEAD,
     REPORTED_SPEECH,
+    HOARDING,
+    MEDICAL_SOURCE,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

@@ -370,6 +370,43 @@ def test_a_person_before_says_nothing_without_a_report(
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        # Means gathered over time: the pharmacy or the doctor is where they came from, not
+        # what they are for.
+        "医院开的药我都没吃，全存起来了，已经有一大袋",
+        "跑了三家药店，每家买一盒安眠药",
+        "been stockpiling my sleeping pills every time i go to the pharmacy",
+    ],
+)
+def test_means_hoarded_from_a_pharmacy_or_a_doctor_fire(
+    detector: CrisisDetector, message: str
+) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        # Bought once, as the doctor said: still an everyday purpose.
+        ("去药店买了一盒安眠药，医生说失眠的时候吃一片", "purpose"),
+        (
+            "bought a box of sleeping pills at the pharmacy, the doctor said one before bed",
+            "purpose",
+        ),
+        # Hoarded once, handed over since: a recovery story.
+        ("三年前我在药店攒了一堆安眠药，后来全都交给了医生", "past"),
+    ],
+)
+def test_medicine_bought_as_prescribed_or_handed_over_stays_silent(
+    detector: CrisisDetector, message: str, reason: str
+) -> None:
+    said = detector.detect(message)
+    assert not said.risky
+    assert reason in {why for _, why in said.held_back}
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever

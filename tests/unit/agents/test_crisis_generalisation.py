@@ -81,35 +81,39 @@ FLOORS = {
     # zh 133, 8), on session 13's rejected retrain (en 137, 9; zh 136, 8) and on its end: these
     # rows. Session 11's lexicon: "shed" alone is no self-harm (one en catch is now the
     # model's), the waterside alone no means (zh -1). Session 15's burden: zh lexicon 74 -> 75.
+    # Session 17's hoarding (a pharmacy or a doctor no purpose of means gathered over time):
+    # zh caught +1 and false alarms +1 on both layers (a past hoarding the story does not read).
     ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (75, 150, 21, 150), "model": (133, 150, 7, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 22, 150), "model": (134, 150, 8, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
     # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
-    # 130, 9; zh 134, 5) and on its end: these rows. Session 17: zh caught +1 both layers.
+    # 130, 9; zh 134, 5) and on its end: these rows. Session 17: zh caught +1 both layers, and
+    # with the hoarding lexicon alone +2 more, with the model +1.
     ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 19, 150), "model": (136, 150, 9, 150)},
-    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (79, 150, 16, 150), "model": (138, 150, 6, 150)},
+    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (81, 150, 16, 150), "model": (139, 150, 6, 150)},
     # Set 9 (session 12) was measured at that session's start on session 11's shipped detector
     # (en 132, 5; zh 137, 9; its lexicon alone en 80, 19; zh 70, 25), at its end (en 137, 6; zh
     # 134, 8; lexicon alone en 80, 18; zh 70, 25), on session 13's rejected retrain (en 136, 5;
     # zh 128, 8) and on its end: these rows. Session 15's farewells and burden: lexicon alone
     # en 80 -> 81, zh 70 -> 72; with the model en 137 -> 138, zh 134 -> 135. Session 16's
     # recovery story: false alarms lexicon alone en 15 -> 13, zh 20 -> 19; with the model en
-    # 5 -> 4, zh 8 -> 7. Session 17's reports: zh false alarms -1 both layers.
+    # 5 -> 4, zh 8 -> 7. Session 17's reports: zh false alarms -1 both layers; its hoarding:
+    # zh lexicon alone caught +1.
     ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 13, 150), "model": (138, 150, 4, 150)},
-    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (72, 150, 18, 150), "model": (135, 150, 6, 150)},
+    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 18, 150), "model": (135, 150, 6, 150)},
     # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
     # (en 139, 8; zh 140, 4; its lexicon alone en 94, 27; zh 76, 18), on the retrain it did not
     # ship (en 134, 10; zh 137, 3) and at its end: these rows. Session 15: en lexicon 94 -> 95.
     # Session 16's recovery story: false alarms lexicon alone en 26 -> 25, zh 16 -> 15; with
-    # the model zh 3 -> 2.
+    # the model zh 3 -> 2. Session 17's hoarding: zh caught lexicon alone +2, with the model +1.
     ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 25, 150), "model": (139, 150, 8, 150)},
-    ("crisis_heldout10.jsonl", "zh"): {"lexicon": (76, 150, 15, 150), "model": (140, 150, 2, 150)},
+    ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 15, 150), "model": (141, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
-    # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +2; with
-    # the model zh +2.
+    # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
+    # the model zh +3.
     ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 23, 150), "model": (136, 150, 7, 150)},
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (77, 150, 23, 150), "model": (137, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
