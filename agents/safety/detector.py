@@ -107,6 +107,8 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # A farewell is said to someone: "you" beside it is who is left, not who leaves ("谢谢你，再见，
 # 这次是真的再见", "等你看到的时候不要哭"); for other signals "你去死吧" is about the other person.
 _ADDRESSEE = re.compile(r"你|你们")
+# "自己" is the subject's self, whoever the subject is ("她想割自己"): it names no person.
+_REFLEXIVE = "自己"
 _SAID_TO_SOMEONE = frozenset({"farewell"})
 # A long message is checked only within this many clauses of a gate hit, either side: enough
 # for a pattern's reach (two clauses), a subject carried over (two before) and the means rules.
@@ -226,8 +228,17 @@ class _Message:
         """Who the match is about: "first", "third" or None. The nearest subject before it in
         its clause, else in the two clauses before (a subject carries over: "她老了，活够了");
         a person after a preposition is an object, not a subject ("给朋友发了…")."""
-        if self._person_in(FIRST_PERSON, match.text):
+        reflexive = _REFLEXIVE in match.text
+        if self._person_in(FIRST_PERSON, match.text.replace(_REFLEXIVE, "")):
             return "first"
+        if reflexive:  # "割自己": the speaker's self unless a third person alone comes before it
+            if self._person_in(FIRST_PERSON, self.clause_before(match.start)):  # "她…我就结束自己"
+                return "first"
+            before = self._subject_before(match, addressee_is_other)
+            return "third" if before == "third" else "first"
+        return self._subject_before(match, addressee_is_other)
+
+    def _subject_before(self, match: Match, addressee_is_other: bool) -> str | None:
         end = match.start
         clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
         # A clause that opens with a report ("说", "回家说") is said by whoever the clause

@@ -407,6 +407,36 @@ def test_medicine_bought_as_prescribed_or_handed_over_stays_silent(
 
 
 @pytest.mark.parametrize(
+    "message",
+    [
+        # "自己" is the subject's self: after a third person it is theirs.
+        "朋友说她想割自己，我陪她聊了一晚上，明天我该怎么做",
+        "室友总是划自己，我该怎么劝她",
+        "同事说他有时候会掐自己，这正常吗",
+    ],
+)
+def test_a_third_persons_self_is_theirs(detector: CrisisDetector, message: str) -> None:
+    said = detector.detect(message)
+    assert not said.risky
+    assert "third_person" in {why for _, why in said.held_back}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # With the speaker in the clause, or no one before it, "自己" is the speaker.
+        "她不知道我今晚就要结束自己",
+        "室友出去了，又想割自己",
+        "好想割自己",
+    ],
+)
+def test_a_self_with_no_third_person_before_it_is_the_speaker(
+    detector: CrisisDetector, message: str
+) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever

@@ -82,9 +82,10 @@ FLOORS = {
     # rows. Session 11's lexicon: "shed" alone is no self-harm (one en catch is now the
     # model's), the waterside alone no means (zh -1). Session 15's burden: zh lexicon 74 -> 75.
     # Session 17's hoarding (a pharmacy or a doctor no purpose of means gathered over time):
-    # zh caught +1 and false alarms +1 on both layers (a past hoarding the story does not read).
+    # zh caught +1 and false alarms +1 on both layers (a past hoarding the story does not read);
+    # its reflexive ("她想割自己" is hers): false alarms -1 on both layers again.
     ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 22, 150), "model": (134, 150, 8, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 21, 150), "model": (134, 150, 7, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
     # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
@@ -111,9 +112,10 @@ FLOORS = {
     ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 15, 150), "model": (141, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
-    # the model zh +3.
+    # the model zh +3. Then its reflexive ("她想割自己" is hers): lexicon alone zh -1 caught
+    # (the model still catches it).
     ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (77, 150, 23, 150), "model": (137, 150, 7, 150)},
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 23, 150), "model": (137, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
