@@ -345,6 +345,9 @@ def test_an_everyday_event_still_explains_a_goodbye_or_a_done_act(
         "我女儿在学校被同学孤立，回家说不想活了，我该怎么帮她",
         "我儿子最近不爱说话，昨天突然说活着没意思",
         "my flatmate came home crying, kept saying life isn't worth living",
+        # The speaker who is told ("跟我说") is no subject of what is told.
+        "我儿子最近不爱说话，昨天突然跟我说活着没意思",
+        "我女儿放学回来，哭着对我说不想活了",
     ],
 )
 def test_a_report_is_said_by_the_person_before_it(detector: CrisisDetector, message: str) -> None:
@@ -361,6 +364,9 @@ def test_a_report_is_said_by_the_person_before_it(detector: CrisisDetector, mess
         "同事们都下班了，办公室只剩我，不想活了",
         "室友出去了，终于可以哭出来了，活着好累",
         "my roommate is out tonight. life isn't worth living",
+        # The speaker who tells is the subject.
+        "我跟我妈说我不想活了",
+        "我跟她说，我真的不想活了",
     ],
 )
 def test_a_person_before_says_nothing_without_a_report(
