@@ -53,6 +53,7 @@ from agents.safety.lexicon import (
     RELAPSE,
     REPORTED_SPEECH,
     SELF_REVEAL,
+    STORY_PAST,
     STRONG_SIGNALS,
     THIRD_PERSON,
     Candidates,
@@ -522,11 +523,11 @@ class _RecoveryStory:
 
     @classmethod
     def of(cls, message: _Message) -> _RecoveryStory | None:
-        past = message.spans(PAST)
-        if not past:
-            return None
         recovered = message.spans(RECOVERED)
-        if not recovered or message.has(RELAPSE):
+        if not recovered:
+            return None
+        past = message.spans(PAST) + message.spans(STORY_PAST)
+        if not past or message.has(RELAPSE):
             return None
         marks = message.prepared.marks
         framed = {bisect.bisect_left(marks, span.start) for span in past}

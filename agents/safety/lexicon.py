@@ -68,6 +68,9 @@ SELF_REVEAL = "self_reveal"
 # 每天都想死") is no recurrence.
 RECOVERED = "recovered"
 RELAPSE = "relapse"  # it is back ("again", "relapsed", "又", "复发"): no recovery story then
+# Times that are over in a recovery story only ("last year", "once", "去年", "那时候"): alone
+# they frame nothing ("去年" may be this past year's news, "那时候" may look forward).
+STORY_PAST = "story_past"
 # A purpose told to others as a cover ("told the shop it was for a party", "跟店员说是去露营的",
 # "she thinks I'm moving"): said before the purpose in its clause, it is no everyday purpose.
 COVER = "cover"
@@ -108,6 +111,7 @@ SECTIONS: tuple[str, ...] = (
     SELF_REVEAL,
     RECOVERED,
     RELAPSE,
+    STORY_PAST,
     COVER,
     EVENT_TIME_BEFORE,
     EVENT_TIME_AFTER,

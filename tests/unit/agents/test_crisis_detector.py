@@ -248,6 +248,17 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
             "when i was 15 i wanted to die every day. im 24 now and doing a social work degree",
             "kms thoughts on loop since friday. when i was 15 i wanted to die every day. im 24 now",
         ),
+        # A time over in a story only ("last year", "去年"): with a good present it frames one.
+        (
+            "去年我每天都想死，后来慢慢好起来了，现在在一家书店上班",
+            "去年我每天都想死，后来好了一阵，现在又想死了",
+        ),
+        (
+            "last year i wanted to kill myself every night. i got help and i'm doing so much"
+            " better now",
+            "last year i wanted to kill myself every night. i got help and i'm doing so much"
+            " better now. it's back again",
+        ),
     ],
 )
 def test_a_recovery_story_is_history_unless_it_is_not_over(
@@ -439,6 +450,21 @@ def test_a_third_persons_self_is_theirs(detector: CrisisDetector, message: str) 
 def test_a_self_with_no_third_person_before_it_is_the_speaker(
     detector: CrisisDetector, message: str
 ) -> None:
+    assert detector.detect(message).risky
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # A story's time alone frames nothing, and a duration is not over.
+        "去年我每天都想死",
+        "I haven't told him I won't be here next summer. I've been thinking about it for a long"
+        " time. I look forward to it being over",
+        "i've been in therapy for years for the suicidal thoughts. it helped for a while but this"
+        " month it's back to every night",
+    ],
+)
+def test_a_time_over_without_a_story_frames_nothing(detector: CrisisDetector, message: str) -> None:
     assert detector.detect(message).risky
 
 
