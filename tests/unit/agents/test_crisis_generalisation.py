@@ -57,12 +57,14 @@ FLOORS = {
     # purpose reaching one clause in a long message). Session 12's end: set 3 en 137 caught, zh
     # 7 false alarms; its lexicon alone: set 2 en 10, zh 11 false alarms, set 3 en 93 caught, 9
     # false alarms, zh 15 false alarms. Session 16's recovery story: set 3 zh lexicon alone 13
-    # -> 12 false alarms.
+    # -> 12 false alarms. Session 17 (a cover, an event as a time, reports, story times):
+    # caught set 1 zh +2 on both layers, set 2 zh +1, set 3 en +2, zh +1; set 2 zh false
+    # alarms lexicon alone -2, with the model -1.
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 3, 105), "model": (102, 107, 1, 105)},
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (80, 103, 7, 101), "model": (99, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 7, 128), "model": (122, 128, 3, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 8, 128), "model": (120, 128, 2, 128)},
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 7, 128), "model": (120, 128, 2, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 8, 150), "model": (140, 150, 2, 150)},
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 12, 150), "model": (136, 150, 6, 150)},
     # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
@@ -83,9 +85,10 @@ FLOORS = {
     # model's), the waterside alone no means (zh -1). Session 15's burden: zh lexicon 74 -> 75.
     # Session 17's hoarding (a pharmacy or a doctor no purpose of means gathered over time):
     # zh caught +1 and false alarms +1 on both layers (a past hoarding the story does not read);
-    # its reflexive ("她想割自己" is hers): false alarms -1 on both layers again.
+    # its reflexive ("她想割自己" is hers): false alarms -1 on both layers again; its story
+    # times ("去年", "那时候" in a recovery story): -1 more on both layers.
     ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 21, 150), "model": (134, 150, 7, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 20, 150), "model": (134, 150, 6, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
     # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
@@ -113,9 +116,9 @@ FLOORS = {
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
     # the model zh +3. Then its reflexive ("她想割自己" is hers): lexicon alone zh -1 caught
-    # (the model still catches it).
+    # (the model still catches it). Its story times: zh false alarms lexicon alone -1.
     ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 23, 150), "model": (137, 150, 7, 150)},
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 22, 150), "model": (137, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
