@@ -145,6 +145,34 @@ def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, mess
         ("I'm killing myself laughing", "benign"),
         ("I jumped off the cliff in the game", "benign"),
         ("吃鸡的时候从楼顶跳下去了", "game"),
+        # What others believe of someone else is their story, not the speaker's cover.
+        ("我同事把猫送人了，东西也分了，大家都以为她是要辞职", "purpose"),
+        # Telling someone of the errand is no cover.
+        ("I told my wife I bought the charcoal for the barbecue tonight", "purpose"),
+        ("i got the rope for moving, told my brother to come help", "purpose"),
+        # The event still explains a goodbye before it and an act told as done.
+        ("出国前把银行卡和钥匙都交给我姐了", "purpose"),
+        ("下班后一直在想今天收的那个吞药的女孩", "purpose"),
+        ("考完试那天我们从跳台上跳下去了，太爽了", "purpose"),
+        # A clause that opens with a report is said by whoever the clause before is about.
+        ("我女儿在学校被同学孤立，回家说不想活了，我该怎么帮她", "third_person"),
+        ("我儿子最近不爱说话，昨天突然说活着没意思", "third_person"),
+        ("my flatmate came home crying, kept saying life isn't worth living", "third_person"),
+        # The speaker who is told ("跟我说") is no subject of what is told.
+        ("我儿子最近不爱说话，昨天突然跟我说活着没意思", "third_person"),
+        ("我女儿放学回来，哭着对我说不想活了", "third_person"),
+        # Bought once, as the doctor said: still an everyday purpose.
+        ("去药店买了一盒安眠药，医生说失眠的时候吃一片", "purpose"),
+        (
+            "bought a box of sleeping pills at the pharmacy, the doctor said one before bed",
+            "purpose",
+        ),
+        # Hoarded once, handed over since: a recovery story.
+        ("三年前我在药店攒了一堆安眠药，后来全都交给了医生", "past"),
+        # "自己" is the subject's self: after a third person it is theirs.
+        ("朋友说她想割自己，我陪她聊了一晚上，明天我该怎么做", "third_person"),
+        ("室友总是划自己，我该怎么劝她", "third_person"),
+        ("同事说他有时候会掐自己，这正常吗", "third_person"),
     ],
 )
 def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reason: str) -> None:
@@ -301,174 +329,6 @@ def test_a_purpose_told_as_a_cover_does_not_hold_a_means_back(
 
 
 @pytest.mark.parametrize(
-    "message",
-    [
-        # What others believe of someone else is their story, not the speaker's cover.
-        "我同事把猫送人了，东西也分了，大家都以为她是要辞职",
-        # Telling someone of the errand is no cover.
-        "I told my wife I bought the charcoal for the barbecue tonight",
-        "i got the rope for moving, told my brother to come help",
-    ],
-)
-def test_a_purpose_others_are_told_of_still_holds_back(
-    detector: CrisisDetector, message: str
-) -> None:
-    said = detector.detect(message)
-    assert not said.risky
-    assert "purpose" in {why for _, why in said.held_back}
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # An everyday event said as the time of an act to come is no purpose of the act.
-        "after the wedding on saturday im going to jump off the bridge",
-        "once my sisters party is over im gonna hang myself in the garage",
-        "等婚礼办完，我就去跳江",
-        "下班后我会去那座桥上跳下去",
-    ],
-)
-def test_an_act_timed_by_an_everyday_event_fires(detector: CrisisDetector, message: str) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # The event still explains a goodbye before it and an act told as done.
-        "出国前把银行卡和钥匙都交给我姐了",
-        "下班后一直在想今天收的那个吞药的女孩",
-        "考完试那天我们从跳台上跳下去了，太爽了",
-    ],
-)
-def test_an_everyday_event_still_explains_a_goodbye_or_a_done_act(
-    detector: CrisisDetector, message: str
-) -> None:
-    said = detector.detect(message)
-    assert not said.risky
-    assert "purpose" in {why for _, why in said.held_back}
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # A clause that opens with a report is said by whoever the clause before is about.
-        "我女儿在学校被同学孤立，回家说不想活了，我该怎么帮她",
-        "我儿子最近不爱说话，昨天突然说活着没意思",
-        "my flatmate came home crying, kept saying life isn't worth living",
-        # The speaker who is told ("跟我说") is no subject of what is told.
-        "我儿子最近不爱说话，昨天突然跟我说活着没意思",
-        "我女儿放学回来，哭着对我说不想活了",
-    ],
-)
-def test_a_report_is_said_by_the_person_before_it(detector: CrisisDetector, message: str) -> None:
-    said = detector.detect(message)
-    assert not said.risky
-    assert "third_person" in {why for _, why in said.held_back}
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # Without a report, someone named in the clause before is no subject of the speaker's
-        # own words.
-        "同事们都下班了，办公室只剩我，不想活了",
-        "室友出去了，终于可以哭出来了，活着好累",
-        "my roommate is out tonight. life isn't worth living",
-        # The speaker who tells is the subject.
-        "我跟我妈说我不想活了",
-        "我跟她说，我真的不想活了",
-    ],
-)
-def test_a_person_before_says_nothing_without_a_report(
-    detector: CrisisDetector, message: str
-) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # Means gathered over time: the pharmacy or the doctor is where they came from, not
-        # what they are for.
-        "医院开的药我都没吃，全存起来了，已经有一大袋",
-        "跑了三家药店，每家买一盒安眠药",
-        "been stockpiling my sleeping pills every time i go to the pharmacy",
-    ],
-)
-def test_means_hoarded_from_a_pharmacy_or_a_doctor_fire(
-    detector: CrisisDetector, message: str
-) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    ("message", "reason"),
-    [
-        # Bought once, as the doctor said: still an everyday purpose.
-        ("去药店买了一盒安眠药，医生说失眠的时候吃一片", "purpose"),
-        (
-            "bought a box of sleeping pills at the pharmacy, the doctor said one before bed",
-            "purpose",
-        ),
-        # Hoarded once, handed over since: a recovery story.
-        ("三年前我在药店攒了一堆安眠药，后来全都交给了医生", "past"),
-    ],
-)
-def test_medicine_bought_as_prescribed_or_handed_over_stays_silent(
-    detector: CrisisDetector, message: str, reason: str
-) -> None:
-    said = detector.detect(message)
-    assert not said.risky
-    assert reason in {why for _, why in said.held_back}
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # "自己" is the subject's self: after a third person it is theirs.
-        "朋友说她想割自己，我陪她聊了一晚上，明天我该怎么做",
-        "室友总是划自己，我该怎么劝她",
-        "同事说他有时候会掐自己，这正常吗",
-    ],
-)
-def test_a_third_persons_self_is_theirs(detector: CrisisDetector, message: str) -> None:
-    said = detector.detect(message)
-    assert not said.risky
-    assert "third_person" in {why for _, why in said.held_back}
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # With the speaker in the clause, or no one before it, "自己" is the speaker.
-        "她不知道我今晚就要结束自己",
-        "室友出去了，又想割自己",
-        "好想割自己",
-    ],
-)
-def test_a_self_with_no_third_person_before_it_is_the_speaker(
-    detector: CrisisDetector, message: str
-) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        # A story's time alone frames nothing, and a duration is not over.
-        "去年我每天都想死",
-        "I haven't told him I won't be here next summer. I've been thinking about it for a long"
-        " time. I look forward to it being over",
-        "i've been in therapy for years for the suicidal thoughts. it helped for a while but this"
-        " month it's back to every night",
-    ],
-)
-def test_a_time_over_without_a_story_frames_nothing(detector: CrisisDetector, message: str) -> None:
-    assert detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
     ("masked", "revealed"),
     [
         # "The friend is me": a third person or a story no longer holds the match back, wherever
@@ -543,6 +403,34 @@ def test_a_friend_who_is_not_me_stays_held_back(detector: CrisisDetector, messag
         "I haven't eaten in 2 months and I want to kill myself",
         # A farewell is an act of now, whenever the friendship was.
         "you were my favourite person in high school and I'm sorry for everything. goodbye",
+        # An everyday event said as the time of an act to come is no purpose of the act.
+        "after the wedding on saturday im going to jump off the bridge",
+        "once my sisters party is over im gonna hang myself in the garage",
+        "等婚礼办完，我就去跳江",
+        "下班后我会去那座桥上跳下去",
+        # Without a report, someone named in the clause before is no subject of the speaker's
+        # own words.
+        "同事们都下班了，办公室只剩我，不想活了",
+        "室友出去了，终于可以哭出来了，活着好累",
+        "my roommate is out tonight. life isn't worth living",
+        # The speaker who tells is the subject.
+        "我跟我妈说我不想活了",
+        "我跟她说，我真的不想活了",
+        # Means gathered over time: the pharmacy or the doctor is where they came from, not
+        # what they are for.
+        "医院开的药我都没吃，全存起来了，已经有一大袋",
+        "跑了三家药店，每家买一盒安眠药",
+        "been stockpiling my sleeping pills every time i go to the pharmacy",
+        # With the speaker in the clause, or no one before it, "自己" is the speaker.
+        "她不知道我今晚就要结束自己",
+        "室友出去了，又想割自己",
+        "好想割自己",
+        # A story's time alone frames nothing, and a duration is not over.
+        "去年我每天都想死",
+        "I haven't told him I won't be here next summer. I've been thinking about it for a long"
+        " time. I look forward to it being over",
+        "i've been in therapy for years for the suicidal thoughts. it helped for a while but this"
+        " month it's back to every night",
     ],
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
