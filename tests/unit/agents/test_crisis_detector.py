@@ -176,6 +176,10 @@ def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, mess
     ],
 )
 def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reason: str) -> None:
+    _assert_held_back(detector, message, reason)
+
+
+def _assert_held_back(detector: CrisisDetector, message: str, reason: str) -> None:
     detection = detector.detect(message)
     assert not detection.risky
     assert reason in {why for _, why in detection.held_back}
@@ -223,9 +227,7 @@ def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reas
 def test_risk_told_in_the_past_is_history_unless_it_is_back(
     detector: CrisisDetector, history: str, back_now: str
 ) -> None:
-    told = detector.detect(history)
-    assert not told.risky
-    assert "past" in {why for _, why in told.held_back}
+    _assert_held_back(detector, history, "past")
     assert detector.detect(back_now).risky
 
 
@@ -292,9 +294,7 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 def test_a_recovery_story_is_history_unless_it_is_not_over(
     detector: CrisisDetector, story: str, not_over: str
 ) -> None:
-    told = detector.detect(story.replace("|", "，"))
-    assert not told.risky
-    assert "past" in {why for _, why in told.held_back}
+    _assert_held_back(detector, story.replace("|", "，"), "past")
     assert detector.detect(not_over.replace("|", "，")).risky
 
 
@@ -322,9 +322,7 @@ def test_a_recovery_story_is_history_unless_it_is_not_over(
 def test_a_purpose_told_as_a_cover_does_not_hold_a_means_back(
     detector: CrisisDetector, errand: str, cover: str
 ) -> None:
-    said = detector.detect(errand)
-    assert not said.risky
-    assert "purpose" in {why for _, why in said.held_back}
+    _assert_held_back(detector, errand, "purpose")
     assert detector.detect(cover).risky
 
 
