@@ -278,6 +278,11 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
             "when i was 15 i wanted to die every day. im 24 now and doing a social work degree",
             "kms thoughts on loop since friday. when i was 15 i wanted to die every day. im 24 now",
         ),
+        # An age now is a good present ("现在三十一了").
+        (
+            "十九岁那年我吞过一瓶药，现在三十一了，过得挺好",
+            "十九岁那年我吞过一瓶药，现在三十一了，又吞了一瓶",
+        ),
         # A time over in a story only ("last year", "去年"): with a good present it frames one.
         (
             "去年我每天都想死，后来慢慢好起来了，现在在一家书店上班",
@@ -423,6 +428,9 @@ def test_a_friend_who_is_not_me_stays_held_back(detector: CrisisDetector, messag
         "她不知道我今晚就要结束自己",
         "室友出去了，又想割自己",
         "好想割自己",
+        # WeChat Moments (朋友圈) is where the speaker posts, not a friend.
+        "朋友圈里发了一句不想活了，删了又发",
+        "我在朋友圈发了最后一条，然后把朋友圈关了，大家再见",
         # A story's time alone frames nothing, and a duration is not over.
         "去年我每天都想死",
         "I haven't told him I won't be here next summer. I've been thinking about it for a long"
