@@ -248,7 +248,7 @@ class _Message:
         clause_end = self.view.find(CLAUSE_MARK, end)  # the end of the match's own clause
         # A clause that opens with a report ("说", "回家说") is said by whoever the clause
         # before is about: any person carries over into it, not only a pronoun.
-        reported = self._found(REPORTED_SPEECH, self.clause_before(end))
+        reported = False
         for index in range(_SUBJECT_CLAUSES):
             start = self.view.rfind(CLAUSE_MARK, 0, end) + 1
             before = self.view[start:end]
@@ -261,6 +261,8 @@ class _Message:
             )
             if person is not None or start == 0:
                 return person
+            if index == 0:  # asked only when the subject is not in the match's own clause
+                reported = self._found(REPORTED_SPEECH, before)
             end = clause_end = start - 1
         return None
 
@@ -694,6 +696,7 @@ class _Nearby:
     marks: list[int] = field(default_factory=list)
     reach: int = MODIFIER_CLAUSES  # clauses before the match's
     ahead: int = MODIFIER_CLAUSES  # clauses after it
+    spans: tuple[Match, ...] = ()  # the spans, in the order of `clauses`
 
     @classmethod
     def anywhere(cls, found: bool) -> _Nearby:
@@ -707,15 +710,30 @@ class _Nearby:
         reach: int = MODIFIER_CLAUSES,
         ahead: int | None = None,  # as far as `reach` unless said
     ) -> _Nearby:
-        clauses = tuple(sorted(bisect.bisect_left(marks, span.start) for span in spans))
-        return cls(bool(spans), clauses, marks, reach, reach if ahead is None else ahead)
+        ordered = sorted(
+            ((bisect.bisect_left(marks, span.start), span) for span in spans), key=lambda p: p[0]
+        )
+        clauses = tuple(clause for clause, _ in ordered)
+        ahead = reach if ahead is None else ahead
+        return cls(bool(spans), clauses, marks, reach, ahead, tuple(span for _, span in ordered))
 
     def explains(self, match: Match) -> bool:
         if not self.found or self.clauses is None:
             return self.found
+        low, high = self._window(match)
+        return low < high
+
+    def near(self, match: Match) -> tuple[Match, ...]:
+        """The spans within reach of `match` (of a long message: `of`)."""
+        low, high = self._window(match)
+        return self.spans[low:high]
+
+    def _window(self, match: Match) -> tuple[int, int]:
         at = bisect.bisect_left(self.marks, match.start)
-        index = bisect.bisect_left(self.clauses, at - self.reach)
-        return index < len(self.clauses) and self.clauses[index] <= at + self.ahead
+        return (
+            bisect.bisect_left(self.clauses or (), at - self.reach),
+            bisect.bisect_right(self.clauses or (), at + self.ahead),
+        )
 
 
 class _Purpose:
@@ -729,32 +747,20 @@ class _Purpose:
 
     def __init__(self, message: _Message, long_view: bool) -> None:
         self._message = message
-        spans = message.spans(PURPOSE)
+        self._spans = message.spans(PURPOSE)
         marks = message.prepared.marks
-        # (clause, start, span), in clause order: a long message's spans near a match by bisect
-        self._by_clause = sorted(
-            ((bisect.bisect_left(marks, span.start) if long_view else 0), span.start, span)
-            for span in spans
-        )
-        self._clauses = [clause for clause, _, _ in self._by_clause]
-        self._long_view = long_view
+        self._near = _Nearby.of(self._spans, marks, PURPOSE_CLAUSES) if long_view else None
 
     def explains(self, match: Match) -> bool:
         message = self._message
+        near = self._spans if self._near is None else self._near.near(match)
         timed = match.signal == "plan" or (match.signal == "method" and message.ahead(match))
-        if self._long_view:
-            at = bisect.bisect_left(message.prepared.marks, match.start)
-            low = bisect.bisect_left(self._clauses, at - PURPOSE_CLAUSES)
-            high = bisect.bisect_right(self._clauses, at + PURPOSE_CLAUSES)
-            near = self._by_clause[low:high]
-        else:
-            near = self._by_clause
         hoarded = match.signal == MEANS_PLAN and message.has(HOARDING)
         return any(
             message.is_purpose(span)
             and not (timed and message.is_a_time(span))
             and not (hoarded and message.is_medical_source(span))
-            for _, _, span in near
+            for span in near
         )
 
 

@@ -372,19 +372,6 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
 @pytest.mark.parametrize(
     "message",
     [
-        # Someone who is the speaker's best friend, or the one who found her, is no reveal.
-        "我高中的一个老师去年自杀了，她是我最喜欢的老师",
-        "my friend attempted last night and im the one who found her. shes alive",
-        "大学那会我室友想跳楼，现在她是我孩子的干妈",
-    ],
-)
-def test_a_friend_who_is_not_me_stays_held_back(detector: CrisisDetector, message: str) -> None:
-    assert not detector.detect(message).risky
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
         # First-person risk inside a coursework message still fires.
         "I'm writing an essay on suicide prevention but honestly I want to die",
         # A negation in another clause does not cancel this one.
@@ -605,6 +592,10 @@ def test_normalise_locale() -> None:
         "I need to vanish from the family group chat for a bit",
         "can you help me draft a message ending things with someone I've been on 3 dates with",
         "a crate of cables for devices that no longer exist",
+        # Someone who is the speaker's best friend, or the one who found her, is no reveal.
+        "我高中的一个老师去年自杀了，她是我最喜欢的老师",
+        "my friend attempted last night and im the one who found her. shes alive",
+        "大学那会我室友想跳楼，现在她是我孩子的干妈",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
