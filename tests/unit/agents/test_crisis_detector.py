@@ -185,6 +185,14 @@ def _assert_held_back(detector: CrisisDetector, message: str, reason: str) -> No
     assert reason in {why for _, why in detection.held_back}
 
 
+def _assert_held_back_then_fires(
+    detector: CrisisDetector, held: str, fires: str, reason: str
+) -> None:
+    """`held` is held back for `reason`; `fires`, its variant without what explained it, fires."""
+    _assert_held_back(detector, held, reason)
+    assert detector.detect(fires).risky
+
+
 @pytest.mark.parametrize(
     ("history", "back_now"),
     [
@@ -227,8 +235,7 @@ def _assert_held_back(detector: CrisisDetector, message: str, reason: str) -> No
 def test_risk_told_in_the_past_is_history_unless_it_is_back(
     detector: CrisisDetector, history: str, back_now: str
 ) -> None:
-    _assert_held_back(detector, history, "past")
-    assert detector.detect(back_now).risky
+    _assert_held_back_then_fires(detector, history, back_now, "past")
 
 
 @pytest.mark.parametrize(
@@ -299,8 +306,9 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 def test_a_recovery_story_is_history_unless_it_is_not_over(
     detector: CrisisDetector, story: str, not_over: str
 ) -> None:
-    _assert_held_back(detector, story.replace("|", "，"), "past")
-    assert detector.detect(not_over.replace("|", "，")).risky
+    _assert_held_back_then_fires(
+        detector, story.replace("|", "，"), not_over.replace("|", "，"), "past"
+    )
 
 
 @pytest.mark.parametrize(
@@ -327,8 +335,7 @@ def test_a_recovery_story_is_history_unless_it_is_not_over(
 def test_a_purpose_told_as_a_cover_does_not_hold_a_means_back(
     detector: CrisisDetector, errand: str, cover: str
 ) -> None:
-    _assert_held_back(detector, errand, "purpose")
-    assert detector.detect(cover).risky
+    _assert_held_back_then_fires(detector, errand, cover, "purpose")
 
 
 @pytest.mark.parametrize(
