@@ -45,6 +45,7 @@ from agents.safety.lexicon import (
     MEANS_PLAN,
     MEDICAL_SOURCE,
     MENTION,
+    NAMED_OTHER,
     NEGATION,
     PAST,
     PURPOSE,
@@ -112,6 +113,15 @@ _PRONOUN = re.compile(r"he|she|they|him|her|them|他|她|他们|她们|i|im|ive|
 # A farewell is said to someone: "you" beside it is who is left, not who leaves ("谢谢你，再见，
 # 这次是真的再见", "等你看到的时候不要哭"); for other signals "你去死吧" is about the other person.
 _ADDRESSEE = re.compile(r"你|你们")
+# The speaker's own ("my blades"): no first person for the subject ("my sister" is hers), but
+# a means of theirs is the speaker's.
+_MINE = re.compile(r"(?<![a-z])(?:my|mine|our)(?![a-z])")
+# A named other who owns the means or is an object or a time is not who acts ("爸爸的刀片",
+# "my dads pills", "by my mum", "等室友都睡了就去").
+_OWNER = re.compile(r"的|s(?![a-z])| s(?![a-z])")
+_NOT_SUBJECT = re.compile(_PREPOSITION.pattern + r"|(?:[等趁把被]|(?<![a-z])by )$")
+# "there is" starts a statement of its own ("my mum has cancer and theres a box of oramorph").
+_THERE_IS = re.compile(r"(?<![a-z])theres?(?![a-z])")
 # "自己" is the subject's self, whoever the subject is ("她想割自己"): it names no person.
 _REFLEXIVE = "自己"
 _SAID_TO_SOMEONE = frozenset({"farewell"})
@@ -343,6 +353,31 @@ class _Message:
             self._negated_after[before] = self._negates(before)
         return self._negated_after[before]
 
+    def of_named_other(self, match: Match) -> bool:
+        """Whether the match's clause is about someone the speaker names by relation and not
+        about the speaker ("my sister is hoarding her pills", "我室友在囤药"; not "my sister
+        found my pills"): the speaker's words inside the name ("my", "我") and "自己", which is
+        the subject's self, do not count."""
+        start = self.view.rfind(CLAUSE_MARK, 0, match.start) + 1
+        end = self.view.find(CLAUSE_MARK, match.start)
+        clause = self.view[start : len(self.view) if end == -1 else end]
+        at = match.start - start
+        rest, named = clause, False
+        for lexicon in self.lexicons:
+            if lexicon.may_match_in(clause):
+                for found in lexicon.sections[NAMED_OTHER].finditer(clause):
+                    rest = rest[: found.start()] + " " * len(found.group()) + rest[found.end() :]
+                    # the subject: before the act, not an owner ("爸爸的刀片", "my dads pills")
+                    # nor an object or a time ("by my mum", "等室友睡了")
+                    named |= (
+                        found.end() <= at
+                        and not _OWNER.match(clause, found.end())
+                        and not _NOT_SUBJECT.search(clause, 0, found.start())
+                        and not _THERE_IS.search(clause, found.end(), at + len(match.text))
+                    )
+        rest = rest.replace(_REFLEXIVE, " ")
+        return named and not self._person_in(FIRST_PERSON, rest) and not _MINE.search(rest)
+
     def is_purpose(self, found: Match) -> bool:
         """Whether a purpose span says what a means is for: not negated ("not for cooking") and
         not a cover told to others ("told the shop it was for a party")."""
@@ -451,24 +486,7 @@ class CrisisDetector:
         for death in deaths:
             if not benign.covers(death) and message.in_clause(death, DESIRE):
                 candidates.append(Match(IDEATION, death.start, death.end, death.text))
-        means = message.spans(MEANS)
-        # "I'm not going to jump" shows no intent: only access or intent said without a
-        # negation counts.
-        if means:
-            plans = (
-                found
-                for part in (ACCESS, INTENT)
-                for found in message.spans(part)
-                if not message.negated(found)
-            )
-            if long_view:
-                # In a long message the means and the access or intent are one thought only
-                # near each other: pills in one sentence of a journal entry and "I want" in
-                # another are not a plan.
-                near = _Nearby.of(list(plans), message.prepared.marks)
-                means = [found for found in means if near.explains(found)]
-            elif next(plans, None) is None:  # a short message is one thought
-                means = []
+        means = _planned_means(message, whole, long_view)
         if means:
             first = means[0]
             candidates.append(Match(MEANS_PLAN, first.start, first.end, first.text))
@@ -509,6 +527,31 @@ class CrisisDetector:
             held_back=tuple(held_back),
             view=view,
         )
+
+
+def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[Match]:
+    """The means said with access to them or intent to use them: a means plan. "I'm not going
+    to jump" shows no intent: only access or intent said without a negation counts. Access
+    said of someone the speaker names by relation is theirs ("my roommate has been saving
+    pills", "我妹妹在囤药"), unless the speaker says the other is them; an intent is not (its
+    time may be the speaker's: "室友今晚都不回来")."""
+    means = message.spans(MEANS)
+    if not means:
+        return []
+    revealed = whole.has(SELF_REVEAL)
+    plans = (
+        found
+        for part in (ACCESS, INTENT)
+        for found in message.spans(part)
+        if not message.negated(found)
+        and (revealed or part != ACCESS or not message.of_named_other(found))
+    )
+    if not long_view:  # a short message is one thought: a plan anywhere in it plans its means
+        return means if next(plans, None) is not None else []
+    # In a long message the means and the access or intent are one thought only near each
+    # other: pills in one sentence of a journal entry and "I want" in another are not a plan.
+    near = _Nearby.of(list(plans), message.prepared.marks)
+    return [found for found in means if near.explains(found)]
 
 
 @dataclass(frozen=True)

@@ -86,9 +86,22 @@ ACT_AHEAD = "act_ahead"
 # pharmacy, a doctor or a prescription (`MEDICAL_SOURCE`, asked of a purpose's own text) is
 # where the means came from, not what it is for.
 HOARDING, MEDICAL_SOURCE = "hoarding", "medical_source"
+# Someone the speaker names by their relation ("my sister", "my son's friend", "我室友", "表姐"):
+# a means gathered or meant for use in a clause about them alone is theirs ("my roommate has
+# been saving pills", "我妹妹在囤药"). Pronouns, "someone" and characters name nobody: a
+# hypothetical or a story may be the speaker's.
+NAMED_OTHER = "named_other"
 # Sections asked only of a part of one clause, never of a whole message: not in the `ViewMatcher`.
 CLAUSE_PART_SECTIONS = frozenset(
-    {COVER, EVENT_TIME_BEFORE, EVENT_TIME_AFTER, ACT_AHEAD, REPORTED_SPEECH, MEDICAL_SOURCE}
+    {
+        COVER,
+        EVENT_TIME_BEFORE,
+        EVENT_TIME_AFTER,
+        ACT_AHEAD,
+        REPORTED_SPEECH,
+        MEDICAL_SOURCE,
+        NAMED_OTHER,
+    }
 )
 
 SECTIONS: tuple[str, ...] = (
@@ -119,6 +132,7 @@ SECTIONS: tuple[str, ...] = (
     REPORTED_SPEECH,
     HOARDING,
     MEDICAL_SOURCE,
+    NAMED_OTHER,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

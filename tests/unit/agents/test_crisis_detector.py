@@ -431,6 +431,16 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
         " time. I look forward to it being over",
         "i've been in therapy for years for the suicidal thoughts. it helped for a while but this"
         " month it's back to every night",
+        # Means gathered by someone named by relation are theirs only when the clause is about
+        # them alone, they act, and the speaker does not say the other is them.
+        "偷偷拿了爸爸的剃须刀片",  # the father owns the blades; the speaker took them
+        "我妹妹不知道我在囤药",
+        "有个朋友在攒安眠药，我该怎么办",  # "a friend" may be the speaker
+        "my roommate found my blades and thinks they're hers. they're mine, from this week",
+        "my mum has terminal cancer and there's a whole box of oramorph and fentanyl patches at"
+        " her house. when she goes i'm taking them. i've already worked out how much i'd need",
+        "My partner says she can't go on and has hidden pills. How do I help her? ...I lied,"
+        " there is no partner. I'm the one with the pills.",
     ],
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
@@ -603,6 +613,12 @@ def test_normalise_locale() -> None:
         "我高中的一个老师去年自杀了，她是我最喜欢的老师",
         "my friend attempted last night and im the one who found her. shes alive",
         "大学那会我室友想跳楼，现在她是我孩子的干妈",
+        # Means gathered by someone the speaker names by relation are theirs.
+        "my roommate has been saving pills, i found a stash. how do i approach her?",
+        "My sister is hoarding her pills. I found them in her bag. Do I confront her?",
+        "My husband bought a gun last week and he's been very depressed. How do I bring it up?",
+        "我妹妹在囤安眠药，我该怎么办",
+        "室友一直在攒安眠药，要不要告诉辅导员",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:

@@ -111,7 +111,9 @@ FLOORS = {
     # ship (en 134, 10; zh 137, 3) and at its end: these rows. Session 15: en lexicon 94 -> 95.
     # Session 16's recovery story: false alarms lexicon alone en 26 -> 25, zh 16 -> 15; with
     # the model zh 3 -> 2. Session 17's hoarding: zh caught lexicon alone +2, with the model +1.
-    ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 25, 150), "model": (139, 150, 8, 150)},
+    # Session 18's means of a named other ("my sister is hoarding her pills"): en false alarms
+    # -1 on both layers.
+    ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 24, 150), "model": (139, 150, 7, 150)},
     ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 15, 150), "model": (141, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
