@@ -53,6 +53,7 @@ from agents.safety.lexicon import (
     RECURRENCE,
     RELAPSE,
     REPORTED_SPEECH,
+    REPORTING,
     SELF_REVEAL,
     STORY_PAST,
     STRONG_SIGNALS,
@@ -64,6 +65,7 @@ from agents.safety.lexicon import (
 )
 from agents.safety.ngram import WHOLE_CLAUSES, NgramModel, Window, language
 from agents.safety.normalise import CLAUSE_MARK, LATIN_LETTER, contains_cjk, normalise
+from agents.safety.quotes import Quotes
 from agents.safety.resources import normalise_locale  # re-exported for the apps
 
 MODEL = "ngram_model"  # the signal name when the n-gram layer fires
@@ -122,6 +124,9 @@ _OWNER = re.compile(r"的|s(?![a-z])| s(?![a-z])")
 _NOT_SUBJECT = re.compile(_PREPOSITION.pattern + r"|(?:[等趁把被]|(?<![a-z])by )$")
 # "there is" starts a statement of its own ("my mum has cancer and theres a box of oramorph").
 _THERE_IS = re.compile(r"(?<![a-z])theres?(?![a-z])")
+# Quotations one after another are one speaker's ("“我是负担”“没有我会更好”", '"sorry" and "bye"').
+_SAME_SPEAKER = re.compile(r"[ |、]*(?:和|或|(?:and|or) )?[ |、]*")
+_REPORT_REACH = 40  # characters before a quotation asked for a reporting word
 # "自己" is the subject's self, whoever the subject is ("她想割自己"): it names no person.
 _REFLEXIVE = "自己"
 _SAID_TO_SOMEONE = frozenset({"farewell"})
@@ -183,6 +188,7 @@ class _Message:
     prepared: View
     lexicons: tuple[LanguageLexicon, ...]
     candidates: dict[str, Candidates]  # per language: what may match, and where (RE2)
+    quotes: Quotes | None = None  # what the message quotes (None: nothing is asked of it)
     _spans: dict[str, list[Match]] = field(default_factory=dict)
     # The hold-back checks of a dense message ask the same questions of the same text again and
     # again (each candidate looks at its clause and the two before): each answer is a function
@@ -192,19 +198,22 @@ class _Message:
     _has: dict[str, bool] = field(default_factory=dict)
     _subject_in: dict[tuple[str, bool, bool], str | None] = field(default_factory=dict)
     _persons_in: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
+    _quotes_of_others: list[tuple[int, int]] | None = None
 
     @classmethod
-    def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...]) -> _Message:
+    def of(
+        cls, view: str, lexicons: tuple[LanguageLexicon, ...], quotes: Quotes | None = None
+    ) -> _Message:
         prepared = View.of(view)
         candidates = {lexicon.lang: lexicon.matcher.candidates(prepared) for lexicon in lexicons}
-        return cls(prepared, lexicons, candidates)
+        return cls(prepared, lexicons, candidates, quotes)
 
     def blanked(self, checked: str, kept: Iterable[str]) -> _Message:
         """The message with far clauses blanked (`_around`). Blanking only removes text, so
         the patterns that may match are a subset of these; the `kept` sections' spans, all
         inside the regions kept, carry over."""
         spans = {section: self._spans[section] for section in kept}
-        return _Message(View.of(checked), self.lexicons, self.candidates, spans)
+        return _Message(View.of(checked), self.lexicons, self.candidates, self.quotes, spans)
 
     @property
     def view(self) -> str:
@@ -378,6 +387,40 @@ class _Message:
         rest = rest.replace(_REFLEXIVE, " ")
         return named and not self._person_in(FIRST_PERSON, rest) and not _MINE.search(rest)
 
+    def quoted_from_other(self, match: Match) -> bool:
+        """Whether the match ends inside a quotation of what someone else said (what it takes
+        in before the quotation is the report's frame: "孩子说你们没有我会更好")."""
+        return any(start < match.end <= end for start, end in self.quotes_of_others())
+
+    def quotes_of_others(self) -> list[tuple[int, int]]:
+        """The quotations that report what someone else said ("我老婆说“你们没有我会更好”", 'he
+        said "maybe you'd all be better off without me"'): a reporting word ends the text
+        before the quotation, or before the quotations it follows ("说了很多“我是负担”“没有我
+        会更好”"), and its subject is a third person."""
+        if self._quotes_of_others is None:
+            self._quotes_of_others = []
+            spans = [] if self.quotes is None else self.quotes.spans
+            other = False
+            for index, (start, end) in enumerate(spans):
+                if not (index and _SAME_SPEAKER.fullmatch(self.view[spans[index - 1][1] : start])):
+                    other = self._reported_by_other(start)
+                if other:
+                    self._quotes_of_others.append((start, end))
+        return self._quotes_of_others
+
+    def _reported_by_other(self, start: int) -> bool:
+        """Whether the text before `start` ends with a reporting word said by a third person
+        (the subject before the word: "I told her" is the speaker's)."""
+        offset = max(0, start - _REPORT_REACH)
+        before = self.view[offset:start].rstrip(" " + CLAUSE_MARK)
+        for lexicon in self.lexicons:
+            if lexicon.may_match_in(before) and (
+                verb := lexicon.sections[REPORTING].search(before)
+            ):
+                at = offset + verb.start()
+                return self.subject(Match(REPORTING, at, at, "")) == "third"
+        return False
+
     def is_purpose(self, found: Match) -> bool:
         """Whether a purpose span says what a means is for: not negated ("not for cooking") and
         not a cover told to others ("told the shop it was for a party")."""
@@ -444,7 +487,7 @@ class CrisisDetector:
         view = normalise(text) if text else ""
         if not view:
             return SAFE
-        detection = self._by_lexicon(view)
+        detection = self._by_lexicon(view, text)
         if self._model is None:
             return detection
         if detection.risky:
@@ -455,13 +498,13 @@ class CrisisDetector:
         # message a risky sentence elsewhere still fires)
         return _by_model(self._model, detection)
 
-    def _by_lexicon(self, view: str) -> Detection:
+    def _by_lexicon(self, view: str, text: str = "") -> Detection:
         lexicons = tuple(
             lexicon
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and LATIN_LETTER.search(view))
         )
-        message = _Message.of(view, lexicons)
+        message = _Message.of(view, lexicons, Quotes(text, view) if text else None)
         whole = message  # what the speaker says anywhere (a reveal far from the hit) counts
         if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
@@ -829,6 +872,8 @@ def _reason_to_hold_back(
         if message.negated(match):
             return "negated"
         subject = message.subject(match, addressee_is_other=match.signal not in _SAID_TO_SOMEONE)
+        if subject != "third" and message.quoted_from_other(match):
+            subject = "third"
         if subject == "third":
             if not whole.has(SELF_REVEAL):
                 return "third_person"

@@ -91,6 +91,9 @@ HOARDING, MEDICAL_SOURCE = "hoarding", "medical_source"
 # been saving pills", "我妹妹在囤药"). Pronouns, "someone" and characters name nobody: a
 # hypothetical or a story may be the speaker's.
 NAMED_OTHER = "named_other"
+# Words that report speech ("说", "写了", "said", "texted"), asked of the text before a quotation:
+# what follows in quotation marks is said by the verb's subject ("我老婆说“你们没有我会更好”").
+REPORTING = "reporting"
 # Sections asked only of a part of one clause, never of a whole message: not in the `ViewMatcher`.
 CLAUSE_PART_SECTIONS = frozenset(
     {
@@ -101,6 +104,7 @@ CLAUSE_PART_SECTIONS = frozenset(
         REPORTED_SPEECH,
         MEDICAL_SOURCE,
         NAMED_OTHER,
+        REPORTING,
     }
 )
 
@@ -133,6 +137,7 @@ SECTIONS: tuple[str, ...] = (
     HOARDING,
     MEDICAL_SOURCE,
     NAMED_OTHER,
+    REPORTING,
 )
 _DEFINE = "define"
 _SECTION_RE = re.compile(r"^\[(\w+)\]$")

@@ -173,6 +173,19 @@ def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, mess
         ("朋友说她想割自己，我陪她聊了一晚上，明天我该怎么做", "third_person"),
         ("室友总是划自己，我该怎么劝她", "third_person"),
         ("同事说他有时候会掐自己，这正常吗", "third_person"),
+        # A quotation after a reporting word is said by the word's subject.
+        (
+            'My husband said "maybe you\'d all be better off without me" and then said he was'
+            " joking.",
+            "third_person",
+        ),
+        (
+            'my student wrote: "i want to die" in the margin of her homework. how do i bring it'
+            " up?",
+            "third_person",
+        ),
+        ("我最好的朋友最近说了很多“我是你们的负担”“你们没有我会更好”之类的话", "third_person"),
+        ("我表弟跟我说“要是我死了他们会不会后悔”，他才12岁，我该怎么跟他爸妈说", "third_person"),
     ],
 )
 def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reason: str) -> None:
@@ -441,6 +454,13 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
         " her house. when she goes i'm taking them. i've already worked out how much i'd need",
         "My partner says she can't go on and has hidden pills. How do I help her? ...I lied,"
         " there is no partner. I'm the one with the pills.",
+        # The speaker's own words quoted, words outside the quotation, a quotation no one is
+        # said to say: the speaker's.
+        "我跟我妈妈说“我不想活了”",
+        "我妈说“你去死吧”，我真的不想活了",
+        "“我不想活了”，这是我今天在日记里写的",
+        'I told her "I can\'t do this anymore, I want to die"',
+        'i texted my sister "i want to die" and she hasn\'t replied',
     ],
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:

@@ -64,7 +64,9 @@ FLOORS = {
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (80, 103, 7, 101), "model": (99, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
     ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 7, 128), "model": (122, 128, 3, 128)},
-    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 7, 128), "model": (120, 128, 2, 128)},
+    # Session 18's quotations of others ("我老婆说“你们没有我会更好”"): set 2 zh lexicon alone
+    # 7 -> 6 false alarms.
+    ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 6, 128), "model": (120, 128, 2, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 8, 150), "model": (140, 150, 2, 150)},
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 12, 150), "model": (136, 150, 6, 150)},
     # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
@@ -76,7 +78,8 @@ FLOORS = {
     # recurrence, 我想过 no wish now): zh lexicon alone 19 -> 17 false alarms. Session 16's
     # recovery story: en lexicon alone 16 -> 15. Session 17: zh caught +1 both layers.
     ("crisis_heldout6.jsonl", "en"): {"lexicon": (88, 150, 15, 150), "model": (146, 150, 4, 150)},
-    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (84, 150, 17, 150), "model": (139, 150, 4, 150)},
+    # Session 18's quotations of others: zh lexicon alone 17 -> 16 false alarms.
+    ("crisis_heldout6.jsonl", "zh"): {"lexicon": (84, 150, 16, 150), "model": (139, 150, 4, 150)},
     # Set 7 (session 10) was measured at that session's start on session 9's detector (en 128,
     # 15; zh 120, 12), on its first retrain (en 136, 10; zh 126, 10), on its shipped one (en
     # 134, 10; zh 127, 9), on session 11's (en 136, 9; zh 134, 7), on session 12's (en 141, 10;
@@ -95,7 +98,8 @@ FLOORS = {
     # 130, 9; zh 134, 5) and on its end: these rows. Session 17: zh caught +1 both layers, and
     # with the hoarding lexicon alone +2 more, with the model +1.
     ("crisis_heldout8.jsonl", "en"): {"lexicon": (85, 150, 19, 150), "model": (136, 150, 9, 150)},
-    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (81, 150, 16, 150), "model": (139, 150, 6, 150)},
+    # Session 18's quotations of others: zh false alarms -1 on both layers.
+    ("crisis_heldout8.jsonl", "zh"): {"lexicon": (81, 150, 15, 150), "model": (139, 150, 5, 150)},
     # Set 9 (session 12) was measured at that session's start on session 11's shipped detector
     # (en 132, 5; zh 137, 9; its lexicon alone en 80, 19; zh 70, 25), at its end (en 137, 6; zh
     # 134, 8; lexicon alone en 80, 18; zh 70, 25), on session 13's rejected retrain (en 136, 5;
@@ -105,7 +109,8 @@ FLOORS = {
     # 5 -> 4, zh 8 -> 7. Session 17's reports: zh false alarms -1 both layers; its hoarding:
     # zh lexicon alone caught +1.
     ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 13, 150), "model": (138, 150, 4, 150)},
-    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 18, 150), "model": (135, 150, 6, 150)},
+    # Session 18's quotations of others: zh lexicon alone 18 -> 17 false alarms.
+    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 17, 150), "model": (135, 150, 6, 150)},
     # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
     # (en 139, 8; zh 140, 4; its lexicon alone en 94, 27; zh 76, 18), on the retrain it did not
     # ship (en 134, 10; zh 137, 3) and at its end: these rows. Session 15: en lexicon 94 -> 95.
@@ -120,7 +125,8 @@ FLOORS = {
     # the model zh +3. Then its reflexive ("她想割自己" is hers): lexicon alone zh -1 caught
     # (the model still catches it). Its story times: zh false alarms lexicon alone -1.
     ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
-    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 22, 150), "model": (137, 150, 7, 150)},
+    # Session 18's quotations of others: zh lexicon alone 22 -> 20 false alarms.
+    ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 20, 150), "model": (137, 150, 7, 150)},
 }
 # Held-out set 2 was written without seeing the development set, and a few texts came out
 # word for word the same: those few are not unseen by the lexicon.
