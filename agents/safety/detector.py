@@ -577,7 +577,8 @@ def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[
     to jump" shows no intent: only access or intent said without a negation counts. Access
     said of someone the speaker names by relation is theirs ("my roommate has been saving
     pills", "我妹妹在囤药"), unless the speaker says the other is them; an intent is not (its
-    time may be the speaker's: "室友今晚都不回来")."""
+    time may be the speaker's: "室友今晚都不回来"). Access or intent quoted from someone else is
+    theirs ('my friend just texted "i have the pills in front of me"')."""
     means = message.spans(MEANS)
     if not means:
         return []
@@ -587,7 +588,13 @@ def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[
         for part in (ACCESS, INTENT)
         for found in message.spans(part)
         if not message.negated(found)
-        and (revealed or part != ACCESS or not message.of_named_other(found))
+        and (
+            revealed
+            or not (
+                (part == ACCESS and message.of_named_other(found))
+                or message.quoted_from_other(found)
+            )
+        )
     )
     if not long_view:  # a short message is one thought: a plan anywhere in it plans its means
         return means if next(plans, None) is not None else []

@@ -186,6 +186,22 @@ def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, mess
         ),
         ("我最好的朋友最近说了很多“我是你们的负担”“你们没有我会更好”之类的话", "third_person"),
         ("我表弟跟我说“要是我死了他们会不会后悔”，他才12岁，我该怎么跟他爸妈说", "third_person"),
+        (
+            'My boyfriend texted me "I\'m sorry for everything, you deserve better" and now his'
+            " phone is off.",
+            "third_person",
+        ),
+        (
+            "My older brother said tonight \"I'm not going to be a problem for you guys much"
+            ' longer" and went to bed. Should I wake my parents?',
+            "third_person",
+        ),
+        # "my online friend", "my little sister": a third person too.
+        (
+            "i think my online friend is self harming, she keeps posting pics with bandages."
+            " should i tell my parents",
+            "third_person",
+        ),
     ],
 )
 def test_what_is_held_back_says_why(detector: CrisisDetector, message: str, reason: str) -> None:
@@ -461,6 +477,7 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
         "“我不想活了”，这是我今天在日记里写的",
         'I told her "I can\'t do this anymore, I want to die"',
         'i texted my sister "i want to die" and she hasn\'t replied',
+        'i texted my sister "i have the pills in front of me" and turned my phone off',
     ],
 )
 def test_when_unsure_it_fires(detector: CrisisDetector, message: str) -> None:
@@ -639,6 +656,9 @@ def test_normalise_locale() -> None:
         "My husband bought a gun last week and he's been very depressed. How do I bring it up?",
         "我妹妹在囤安眠药，我该怎么办",
         "室友一直在攒安眠药，要不要告诉辅导员",
+        # A plan quoted from someone else is theirs.
+        'Help, my friend just texted "i have the pills in front of me" and won\'t tell me where'
+        " she is.",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:

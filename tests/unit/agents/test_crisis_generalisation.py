@@ -108,7 +108,9 @@ FLOORS = {
     # recovery story: false alarms lexicon alone en 15 -> 13, zh 20 -> 19; with the model en
     # 5 -> 4, zh 8 -> 7. Session 17's reports: zh false alarms -1 both layers; its hoarding:
     # zh lexicon alone caught +1.
-    ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 13, 150), "model": (138, 150, 4, 150)},
+    # Session 18's reporting words in English ("texted me", "said tonight") and "my older
+    # brother": en lexicon alone 13 -> 12 false alarms.
+    ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 12, 150), "model": (138, 150, 4, 150)},
     # Session 18's quotations of others: zh lexicon alone 18 -> 17 false alarms.
     ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 17, 150), "model": (135, 150, 6, 150)},
     # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
@@ -117,8 +119,8 @@ FLOORS = {
     # Session 16's recovery story: false alarms lexicon alone en 26 -> 25, zh 16 -> 15; with
     # the model zh 3 -> 2. Session 17's hoarding: zh caught lexicon alone +2, with the model +1.
     # Session 18's means of a named other ("my sister is hoarding her pills"): en false alarms
-    # -1 on both layers.
-    ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 24, 150), "model": (139, 150, 7, 150)},
+    # -1 on both layers; its reporting words in English: lexicon alone -1 more.
+    ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 23, 150), "model": (139, 150, 7, 150)},
     ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 15, 150), "model": (141, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
