@@ -186,6 +186,8 @@ def test_a_means_word_with_access_or_intent_fires(detector: CrisisDetector, mess
         ),
         ("我最好的朋友最近说了很多“我是你们的负担”“你们没有我会更好”之类的话", "third_person"),
         ("我表弟跟我说“要是我死了他们会不会后悔”，他才12岁，我该怎么跟他爸妈说", "third_person"),
+        # A report that opens its clause is said by whoever the clause before is about.
+        ("我爷爷八十多了，最近总说“活这么久干嘛，拖累你们”，我该怎么回应他", "third_person"),
         (
             'My boyfriend texted me "I\'m sorry for everything, you deserve better" and now his'
             " phone is off.",
@@ -477,6 +479,7 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
         "“我不想活了”，这是我今天在日记里写的",
         'I told her "I can\'t do this anymore, I want to die"',
         'i texted my sister "i want to die" and she hasn\'t replied',
+        "我给闺蜜发了一句“我撑不下去了，想死”，然后把手机关了",
         'i texted my sister "i have the pills in front of me" and turned my phone off',
     ],
 )
