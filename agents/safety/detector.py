@@ -199,7 +199,7 @@ class _Message:
     _has: dict[str, bool] = field(default_factory=dict)
     _subject_in: dict[tuple[str, bool, bool], str | None] = field(default_factory=dict)
     _persons_in: dict[tuple[str, str], dict[str, list[int]]] = field(default_factory=dict)
-    _quotes_of_others: list[tuple[int, int]] | None = None
+    _quoted_by_other: dict[int, bool] = field(default_factory=dict)  # by a quotation's index
 
     @classmethod
     def of(
@@ -389,25 +389,19 @@ class _Message:
         return named and not self._person_in(FIRST_PERSON, rest) and not _MINE.search(rest)
 
     def quoted_from_other(self, match: Match) -> bool:
-        """Whether the match ends inside a quotation of what someone else said (what it takes
-        in before the quotation is the report's frame: "孩子说你们没有我会更好")."""
-        return any(start < match.end <= end for start, end in self.quotes_of_others())
-
-    def quotes_of_others(self) -> list[tuple[int, int]]:
-        """The quotations that report what someone else said ("我老婆说“你们没有我会更好”", 'he
-        said "maybe you'd all be better off without me"'): a reporting word ends the text
-        before the quotation, or before the quotations it follows ("说了很多“我是负担”“没有我
-        会更好”"), and its subject is a third person."""
-        if self._quotes_of_others is None:
-            self._quotes_of_others = []
-            spans = [] if self.quotes is None else self.quotes.spans
-            other = False
-            for index, (start, end) in enumerate(spans):
-                if not (index and _SAME_SPEAKER.fullmatch(self.view[spans[index - 1][1] : start])):
-                    other = self._reported_by_other(start)
-                if other:
-                    self._quotes_of_others.append((start, end))
-        return self._quotes_of_others
+        """Whether the match ends inside a quotation of what someone else said ("我老婆说“你们没有
+        我会更好”", 'he said "maybe you'd all be better off without me"'; what the match takes in
+        before the quotation is the report's frame: "孩子说你们没有我会更好"): a reporting word
+        ends the text before the quotation, or before the quotations it follows ("说了很多“我是
+        负担”“没有我会更好”"), and its subject is a third person."""
+        if self.quotes is None or (index := self.quotes.ending(match.end)) is None:
+            return False
+        spans = self.quotes.spans
+        while index and _SAME_SPEAKER.fullmatch(self.view[spans[index - 1][1] : spans[index][0]]):
+            index -= 1
+        if index not in self._quoted_by_other:
+            self._quoted_by_other[index] = self._reported_by_other(spans[index][0])
+        return self._quoted_by_other[index]
 
     def _reported_by_other(self, start: int) -> bool:
         """Whether the text before `start` ends with a reporting word (a `[reporting]` line's
