@@ -87,9 +87,9 @@ ACT_AHEAD = "act_ahead"
 # where the means came from, not what it is for.
 HOARDING, MEDICAL_SOURCE = "hoarding", "medical_source"
 # Someone the speaker names by their relation ("my sister", "my son's friend", "我室友", "表姐"):
-# a means gathered or meant for use in a clause about them alone is theirs ("my roommate has
-# been saving pills", "我妹妹在囤药"). Pronouns, "someone" and characters name nobody: a
-# hypothetical or a story may be the speaker's.
+# access to a means said in a clause about them alone, with them as the one who acts, is theirs
+# ("my roommate has been saving pills", "我妹妹在囤药"). Pronouns, "someone" and characters
+# name nobody: a hypothetical or a story may be the speaker's.
 NAMED_OTHER = "named_other"
 # Words that report speech ("说", "写了", "said", "texted"), asked of the text before a quotation:
 # what follows in quotation marks is said by the verb's subject ("我老婆说“你们没有我会更好”").
