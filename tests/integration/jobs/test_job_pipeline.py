@@ -29,7 +29,7 @@ from confidant.jobs.extractor import Extractor
 from confidant.jobs.handlers import FACT_KIND
 from confidant.jobs.service import JobDeps, JobService
 from confidant.jobs.sqlite_store import cosine
-from confidant.ports import MemoryRecord
+from confidant.ports import JobRecord, MemoryRecord
 from confidant.sessions.records import SessionKey
 from tests.conftest import TEST_PROJECT
 from tests.support.job_runtime import bus_of, job_runtime, new_user, say
@@ -109,7 +109,7 @@ async def test_redelivered_and_concurrent_deliveries_have_one_effect(runtime: Ru
     [memory_job] = bus.of_kind("memory")
     [emotion_job] = bus.of_kind("emotion")
     outcomes = await asyncio.gather(*(runtime.job_service.handle(memory_job) for _ in range(3)))
-    _one_effect(outcomes)
+    await _one_effect(runtime, memory_job, outcomes)
     assert await runtime.job_service.handle(memory_job) is JobOutcome.DUPLICATE
     assert [m.text for m in await runtime.store.list_memories(user)] == [
         "I have two kids and I am tired"
@@ -117,16 +117,21 @@ async def test_redelivered_and_concurrent_deliveries_have_one_effect(runtime: Ru
     both = await asyncio.gather(
         runtime.job_service.handle(emotion_job), runtime.job_service.handle(emotion_job)
     )
-    _one_effect(both)
+    await _one_effect(runtime, emotion_job, both)
     assert await runtime.job_service.handle(emotion_job) is JobOutcome.DUPLICATE
     assert len(await runtime.job_store.emotions(user, app=APP, session_id=None, limit=5)) == 1
 
 
-def _one_effect(outcomes: list[JobOutcome]) -> None:
-    """One delivery applied the effect; each other one saw its mark, or (when the database
-    aborted its contended transaction) asked for a redelivery, which then sees the mark."""
-    assert outcomes.count(JobOutcome.DONE) == 1, outcomes
+async def _one_effect(runtime: Runtime, job: JobRecord, outcomes: list[JobOutcome]) -> None:
+    """At most one delivery applied the effect; each other one saw its mark, or (when the
+    database aborted its contended transaction) asked for a redelivery. When every one was
+    aborted (the emulator times out contended locks under load), Pub/Sub's redelivery applies
+    it: the effect still happens once."""
+    assert outcomes.count(JobOutcome.DONE) <= 1, outcomes
     assert set(outcomes) <= {JobOutcome.DONE, JobOutcome.DUPLICATE, JobOutcome.RETRY}, outcomes
+    if JobOutcome.DONE not in outcomes:
+        assert JobOutcome.RETRY in outcomes, outcomes
+        assert await runtime.job_service.handle(job) is JobOutcome.DONE
 
 
 async def test_summaries_delivered_in_reverse_order_never_move_back(runtime: Runtime) -> None:
