@@ -189,7 +189,7 @@ class _Message:
     prepared: View
     lexicons: tuple[LanguageLexicon, ...]
     candidates: dict[str, Candidates]  # per language: what may match, and where (RE2)
-    quotes: Quotes | None = None  # what the message quotes (None: nothing is asked of it)
+    quotes: Quotes  # what the message quotes, found when first asked about
     _spans: dict[str, list[Match]] = field(default_factory=dict)
     # The hold-back checks of a dense message ask the same questions of the same text again and
     # again (each candidate looks at its clause and the two before): each answer is a function
@@ -202,9 +202,7 @@ class _Message:
     _quoted_by_other: dict[int, bool] = field(default_factory=dict)  # by a quotation's index
 
     @classmethod
-    def of(
-        cls, view: str, lexicons: tuple[LanguageLexicon, ...], quotes: Quotes | None = None
-    ) -> _Message:
+    def of(cls, view: str, lexicons: tuple[LanguageLexicon, ...], quotes: Quotes) -> _Message:
         prepared = View.of(view)
         candidates = {lexicon.lang: lexicon.matcher.candidates(prepared) for lexicon in lexicons}
         return cls(prepared, lexicons, candidates, quotes)
@@ -394,7 +392,7 @@ class _Message:
         before the quotation is the report's frame: "孩子说你们没有我会更好"): a reporting word
         ends the text before the quotation, or before the quotations it follows ("说了很多“我是
         负担”“没有我会更好”"), and its subject is a third person."""
-        if self.quotes is None or (index := self.quotes.ending(match.end)) is None:
+        if (index := self.quotes.ending(match.end)) is None:
             return False
         spans = self.quotes.spans
         while index and _SAME_SPEAKER.fullmatch(self.view[spans[index - 1][1] : spans[index][0]]):
@@ -494,13 +492,15 @@ class CrisisDetector:
         # message a risky sentence elsewhere still fires)
         return _by_model(self._model, detection)
 
-    def _by_lexicon(self, view: str, text: str = "") -> Detection:
+    def _by_lexicon(self, view: str, text: str) -> Detection:
+        """The lexicon's verdict on `view`, the normalised `text` (whose quotation marks say
+        who said what)."""
         lexicons = tuple(
             lexicon
             for lang, lexicon in self._lexicons.items()
             if (lang == "zh" and contains_cjk(view)) or (lang != "zh" and LATIN_LETTER.search(view))
         )
-        message = _Message.of(view, lexicons, Quotes(text, view) if text else None)
+        message = _Message.of(view, lexicons, Quotes(text, view))
         whole = message  # what the speaker says anywhere (a reveal far from the hit) counts
         if not message.may_match(GATED):  # no pattern a candidate starts from can match
             return Detection(risky=False, signals=(), matches=(), view=view)
@@ -583,14 +583,7 @@ def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[
         found
         for part in (ACCESS, INTENT)
         for found in message.spans(part)
-        if not message.negated(found)
-        and (
-            revealed
-            or not (
-                (part == ACCESS and message.of_named_other(found))
-                or message.quoted_from_other(found)
-            )
-        )
+        if not message.negated(found) and (revealed or not _theirs(message, found, part))
     )
     if not long_view:  # a short message is one thought: a plan anywhere in it plans its means
         return means if next(plans, None) is not None else []
@@ -598,6 +591,12 @@ def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[
     # other: pills in one sentence of a journal entry and "I want" in another are not a plan.
     near = _Nearby.of(list(plans), message.prepared.marks)
     return [found for found in means if near.explains(found)]
+
+
+def _theirs(message: _Message, found: Match, part: str) -> bool:
+    """Whether access (`part`) or intent is someone else's: access said of a named other, or
+    either quoted from someone else."""
+    return (part == ACCESS and message.of_named_other(found)) or message.quoted_from_other(found)
 
 
 @dataclass(frozen=True)

@@ -31,20 +31,18 @@ class Quotes:
     text: str  # the message as sent
     view: str  # its view
     _spans: list[tuple[int, int]] | None = field(default=None, repr=False)
-    _ends: list[int] = field(default_factory=list, repr=False)
 
     @property
     def spans(self) -> list[tuple[int, int]]:
         """The view's quoted spans (start, end), in order."""
         if self._spans is None:
             self._spans = _quoted_spans(self.text, self.view)
-            self._ends = [end for _, end in self._spans]
         return self._spans
 
     def ending(self, position: int) -> int | None:
         """The index of the quoted span that `position` ends inside (start < position <= end)."""
         spans = self.spans
-        index = bisect.bisect_left(self._ends, position)
+        index = bisect.bisect_left(spans, position, key=lambda span: span[1])
         return index if index < len(spans) and spans[index][0] < position else None
 
 
