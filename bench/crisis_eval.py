@@ -147,15 +147,24 @@ def _median_us(function: Callable[[], object], runs: int) -> float:
     return statistics.median(samples) * 1e6
 
 
+# Each look-alike quoted after a reporting word: the detector then finds the quotations again
+# and asks who said them.
+_QUOTE_FRAMES = {"en": ('she said "', '"'), "zh": ("她说“", "”")}
+
+
 def _speed_sources(cases: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
     """The texts long messages are built from, by kind and language: ordinary coaching talk
-    (the wisdom corpus) and the set's benign look-alikes."""
+    (the wisdom corpus), the set's benign look-alikes, and the same look-alikes quoted."""
     corpus = [json.loads(line) for line in WISDOM.read_text(encoding="utf-8").splitlines()]
+    look_alikes = {
+        lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang] for lang in LANGS
+    }
     return {
         "ordinary": {lang: [p["text"] for p in corpus if p["locale"] == lang] for lang in LANGS},
-        "look-alike-dense": {
-            lang: [c["text"] for c in cases if not c["risky"] and c["lang"] == lang]
-            for lang in LANGS
+        "look-alike-dense": look_alikes,
+        "look-alike-quoted": {
+            lang: [_QUOTE_FRAMES[lang][0] + text + _QUOTE_FRAMES[lang][1] for text in texts]
+            for lang, texts in look_alikes.items()
         },
     }
 
