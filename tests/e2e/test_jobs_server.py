@@ -76,14 +76,17 @@ def _db(project: str) -> firestore.Client:
     return firestore.Client(project=project, credentials=AnonymousCredentials())
 
 
-def _eventually(read: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+def _eventually(
+    read: Callable[[], Any], timeout_s: float = 30.0, explain: Callable[[], str] | None = None
+) -> Any:
+    """`read()` once it is truthy; past `timeout_s` a failure, with `explain()` when given."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         value = read()
         if value:
             return value
         time.sleep(0.2)
-    raise AssertionError("not visible in time")
+    raise AssertionError("not visible in time" + (f": {explain()}" if explain else ""))
 
 
 def _say(server: Server, token: str, session_id: str, text: str) -> list[dict]:
@@ -233,7 +236,13 @@ def test_pubsub_lost_at_publish_then_the_sweep_publishes_each_job_once(
     assert first.status_code == 200 and first.json()["republished"] >= len(KINDS), first.text
     # A second sweep before the handlers finish republishes them again: still one effect.
     assert httpx.post(f"{sweep.base_url}/", timeout=60).status_code == 200
-    _eventually(lambda: {j["status"] for j in _turn_jobs(db, uid, 2)} == {"done"}, 120)
+    _eventually(
+        lambda: {j["status"] for j in _turn_jobs(db, uid, 2)} == {"done"},
+        120,
+        # A failure says which jobs are not done, and what the job server logged.
+        lambda: f"{[(j['kind'], j['status']) for j in _turn_jobs(db, uid, 2)]}\n"
+        f"{jobs.log()}",
+    )
     log = Path(chat.log_path).read_text(errors="replace")
     assert "publishing post-turn jobs failed" in log  # the fault did hit the publish
     # Exactly one effect per job: one emotion snapshot per turn, each fact once, the summary
