@@ -101,6 +101,12 @@ _PAST_EXPLAINS = frozenset(
 # What a recovery story explains (`_RecoveryStory`): with a good present said after it, the
 # pills and the goodbye letters of back then are history too.
 _STORY_EXPLAINS = _PAST_EXPLAINS | {MEANS_PLAN, "farewell"}
+# How often, not when: in a clause after a past time it tells the history ("以前我每天都想死").
+# ("现在每天" says now.)
+_HABITUAL = re.compile(r"每天|天天|every (day|morning|night|evening)")
+# Said between a past time and a match, the match is of now ("以前天天嚷嚷紫砂都是梗，现在
+# 真的想紫砂了").
+_NOW = re.compile(r"现在|如今|目前|眼下|\bnow\b|\btoday\b|these days|at the moment")
 # A person right after one of these is an object ("to my friend", "给朋友").
 _PREPOSITION = re.compile(
     r"(?:(?<![a-z])(?:to|for|with|at|about|from|of) (?:[a-z]+ ){0,2}"
@@ -545,7 +551,7 @@ class CrisisDetector:
             play = _Nearby.of(message.spans(GAME), marks)
         # Risk told as history, unless the message says it is back or now.
         past = _Nearby.of(
-            [] if message.has(RECURRENCE) else message.spans(PAST),
+            [] if _said_now(message) else message.spans(PAST),
             message.prepared.marks,
             PAST_CLAUSES,
             ahead=0,
@@ -566,6 +572,35 @@ class CrisisDetector:
             held_back=tuple(held_back),
             view=view,
         )
+
+
+def _said_now(message: _Message) -> bool:
+    """Whether the message says its risk is back or now ("again", "最近", "每天"): a recurrence
+    word after a past time in its own clause is part of the history ("以前我每天都想死", "back
+    then i was cutting every night") and does not count."""
+    recurrences = message.spans(RECURRENCE)
+    if not recurrences:
+        return False
+    marks = message.prepared.marks
+    framed: dict[int, int] = {}  # clause -> where its first past time starts
+    for span in message.spans(PAST):
+        clause = bisect.bisect_left(marks, span.start)
+        framed[clause] = min(span.start, framed.get(clause, span.start))
+    return any(
+        not _HABITUAL.fullmatch(span.text)
+        or span.start < framed.get(bisect.bisect_left(marks, span.start), len(message.view))
+        for span in recurrences
+    )
+
+
+def _now_after_past(match: Match, message: _Message, past: _Nearby) -> bool:
+    """Whether "now" is said between the past times that frame `match` and the match: a past
+    time two clauses back does not make "如今真想跳楼了" history."""
+    before = [span for span in past.near(match) if span.start < match.start]
+    if not before:
+        return False
+    last = max(span.end for span in before)
+    return _NOW.search(message.view, last, match.start) is not None
 
 
 def _planned_means(message: _Message, whole: _Message, long_view: bool) -> list[Match]:
@@ -880,7 +915,11 @@ def _reason_to_hold_back(
             if not whole.has(SELF_REVEAL):
                 return "third_person"
             subject = "first"
-    if match.signal in _PAST_EXPLAINS and past.explains(match):
+    if (
+        match.signal in _PAST_EXPLAINS
+        and past.explains(match)
+        and not _now_after_past(match, message, past)
+    ):
         return "past"
     if story is not None and match.signal in _STORY_EXPLAINS and story.explains(match):
         return "past"

@@ -240,8 +240,7 @@ def test_pubsub_lost_at_publish_then_the_sweep_publishes_each_job_once(
         lambda: {j["status"] for j in _turn_jobs(db, uid, 2)} == {"done"},
         120,
         # A failure says which jobs are not done, and what the job server logged.
-        lambda: f"{[(j['kind'], j['status']) for j in _turn_jobs(db, uid, 2)]}\n"
-        f"{jobs.log()}",
+        lambda: f"{[(j['kind'], j['status']) for j in _turn_jobs(db, uid, 2)]}\n{jobs.log()}",
     )
     log = Path(chat.log_path).read_text(errors="replace")
     assert "publishing post-turn jobs failed" in log  # the fault did hit the publish

@@ -270,6 +270,31 @@ def test_risk_told_in_the_past_is_history_unless_it_is_back(
 
 
 @pytest.mark.parametrize(
+    ("history", "now"),
+    [
+        # "Every day" after a past time in its clause is how often it was then, not a sign it
+        # is back; said in a clause of its own, it is now.
+        ("高三那年我每天晚上都想死，后来考上了大学", "高三那年还好，现在每天晚上都想死"),
+        (
+            "Back then I thought about killing myself every night. It took years to climb out.",
+            "Back then I was fine. These days I think about killing myself every night.",
+        ),
+        # "Now" between the past time and the match: the match is of now.
+        ("大学的时候我也想过跳楼", "大学的时候我也想过跳楼，如今真想跳楼了"),
+        (
+            "Back in school I joked about wanting to kill myself.",
+            "Back in school I joked about wanting to kill myself, now I actually want to kill"
+            " myself",
+        ),
+    ],
+)
+def test_how_often_it_was_is_history_and_now_after_a_past_time_is_not(
+    detector: CrisisDetector, history: str, now: str
+) -> None:
+    _assert_held_back_then_fires(detector, history, now, "past")
+
+
+@pytest.mark.parametrize(
     ("story", "not_over"),
     [
         # A time that is over and a good present after it: a recovery story, however far the

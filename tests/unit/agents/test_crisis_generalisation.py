@@ -68,7 +68,9 @@ FLOORS = {
     # 7 -> 6 false alarms.
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 6, 128), "model": (120, 128, 2, 128)},
     ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 8, 150), "model": (140, 150, 2, 150)},
-    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 12, 150), "model": (136, 150, 6, 150)},
+    # Session 19's "every day" in a past time's clause (history, not a recurrence): set 3 zh
+    # lexicon alone 12 -> 11 false alarms.
+    ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 11, 150), "model": (136, 150, 6, 150)},
     # Set 6 (session 9) was measured on session 8's detector (en 127, 9; zh 116, 10), on the
     # model before train15 (en 132, 5; zh 132, 4), on session 9's shipped one (en 133, 4; zh
     # 131, 4), on session 10's first retrain (en 142, 5; zh 134, 3), on its shipped one (en
@@ -89,9 +91,10 @@ FLOORS = {
     # Session 17's hoarding (a pharmacy or a doctor no purpose of means gathered over time):
     # zh caught +1 and false alarms +1 on both layers (a past hoarding the story does not read);
     # its reflexive ("她想割自己" is hers): false alarms -1 on both layers again; its story
-    # times ("去年", "那时候" in a recovery story): -1 more on both layers.
+    # times ("去年", "那时候" in a recovery story): -1 more on both layers. Session 19's "every
+    # day" in a past time's clause: zh lexicon alone 20 -> 19 false alarms.
     ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
-    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 20, 150), "model": (134, 150, 6, 150)},
+    ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 19, 150), "model": (134, 150, 6, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
     # zh 135, 6), on session 12's (en 136, 9; zh 137, 7), on session 13's rejected retrain (en
