@@ -256,6 +256,13 @@ def _assert_held_back_then_fires(
             "大二那年我割过手腕，疤还在，最近又割了",
         ),
         ("以前我想过死，现在好了，已经毕业工作了", "以前我想过死，我想死"),
+        # The self of back then ("以前的我", "那时候的自己") is a time that is over; "以前的药" is
+        # not (the pills may still be there).
+        ("那时候的自己一遍遍想着割腕", "那时候的自己一遍遍想着割腕，最近又开始了"),
+        (
+            "以前的我觉得大家没有我会更好，后来慢慢学会了求助",
+            "以前的我觉得大家没有我会更好，现在也这么觉得",
+        ),
         # Years without the act is recovery told as a time.
         (
             "I haven't hurt myself in 4 years and I'm proud of that.",
