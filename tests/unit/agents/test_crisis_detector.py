@@ -263,6 +263,19 @@ def _assert_held_back_then_fires(
             "以前的我觉得大家没有我会更好，后来慢慢学会了求助",
             "以前的我觉得大家没有我会更好，现在也这么觉得",
         ),
+        # An age at the act, "it's been a decade since", "I was 14 when" are times that are over.
+        (
+            "I tried to hang myself at 13. I'm 45 and teach maths.",
+            "I tried to hang myself at 13. I'm 45 and I'm going to try again.",
+        ),
+        (
+            "It's been a decade since I last hurt myself.",
+            "It's been a decade since I last hurt myself, and tonight I did it again.",
+        ),
+        (
+            "I was 14 when I first hurt myself and 26 when I stopped.",
+            "I was 14 when I first hurt myself and I still do it.",
+        ),
         # Years without the act is recovery told as a time.
         (
             "I haven't hurt myself in 4 years and I'm proud of that.",
@@ -347,6 +360,13 @@ def test_how_often_it_was_is_history_and_now_after_a_past_time_is_not(
         (
             "when i was 15 i wanted to die every day. im 24 now and doing a social work degree",
             "kms thoughts on loop since friday. when i was 15 i wanted to die every day. im 24 now",
+        ),
+        # A season that is over frames a story ("last spring").
+        (
+            "Last spring I wrote goodbye letters to everyone. I got help and I'm doing so much"
+            " better now.",
+            "Last spring I wrote goodbye letters to everyone. I got help and I'm doing so much"
+            " better now. This week I wrote new goodbye letters.",
         ),
         # An age now is a good present ("现在三十一了").
         (

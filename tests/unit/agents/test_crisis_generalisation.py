@@ -63,11 +63,15 @@ FLOORS = {
     ("crisis_heldout.jsonl", "en"): {"lexicon": (83, 107, 3, 105), "model": (102, 107, 1, 105)},
     ("crisis_heldout.jsonl", "zh"): {"lexicon": (80, 103, 7, 101), "model": (99, 103, 0, 101)},
     # Session 7's lexicon caught 7 more per language here for one more false alarm each.
-    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 7, 128), "model": (122, 128, 3, 128)},
+    # Session 19's English past times (an age at an act told as done, "it's been a decade since",
+    # "i was 14 when"): en lexicon alone -1 false alarm.
+    ("crisis_heldout2.jsonl", "en"): {"lexicon": (94, 128, 6, 128), "model": (122, 128, 3, 128)},
     # Session 18's quotations of others ("我老婆说“你们没有我会更好”"): set 2 zh lexicon alone
     # 7 -> 6 false alarms.
     ("crisis_heldout2.jsonl", "zh"): {"lexicon": (100, 128, 6, 128), "model": (120, 128, 2, 128)},
-    ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 8, 150), "model": (140, 150, 2, 150)},
+    # Session 19's English past times (an age at an act told as done, "it's been a decade since",
+    # "i was 14 when"): en lexicon alone -1 false alarm.
+    ("crisis_heldout3.jsonl", "en"): {"lexicon": (96, 150, 7, 150), "model": (140, 150, 2, 150)},
     # Session 19's "every day" in a past time's clause (history, not a recurrence): set 3 zh
     # lexicon alone 12 -> 11 false alarms.
     ("crisis_heldout3.jsonl", "zh"): {"lexicon": (88, 150, 11, 150), "model": (136, 150, 6, 150)},
@@ -93,7 +97,9 @@ FLOORS = {
     # its reflexive ("她想割自己" is hers): false alarms -1 on both layers again; its story
     # times ("去年", "那时候" in a recovery story): -1 more on both layers. Session 19's "every
     # day" in a past time's clause: zh lexicon alone 20 -> 19 false alarms.
-    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 22, 150), "model": (141, 150, 9, 150)},
+    # Session 19's English past times (an age at an act told as done, "it's been a decade since",
+    # "i was 14 when"): en lexicon alone -1 false alarm.
+    ("crisis_heldout7.jsonl", "en"): {"lexicon": (92, 150, 21, 150), "model": (141, 150, 9, 150)},
     ("crisis_heldout7.jsonl", "zh"): {"lexicon": (76, 150, 19, 150), "model": (134, 150, 6, 150)},
     # Set 8 (session 11) was measured at that session's start on session 10's shipped detector
     # (en 134, 4; zh 128, 9), at its end on the model retrained as decided before (en 130, 7;
@@ -129,7 +135,9 @@ FLOORS = {
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
     # the model zh +3. Then its reflexive ("她想割自己" is hers): lexicon alone zh -1 caught
     # (the model still catches it). Its story times: zh false alarms lexicon alone -1.
-    ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 20, 150), "model": (141, 150, 10, 150)},
+    # Session 19's English past times (an age at an act told as done, "it's been a decade since",
+    # "i was 14 when"): en lexicon alone -1 false alarm.
+    ("crisis_heldout11.jsonl", "en"): {"lexicon": (93, 150, 19, 150), "model": (141, 150, 10, 150)},
     # Session 18's quotations of others: zh lexicon alone 22 -> 20 false alarms.
     ("crisis_heldout11.jsonl", "zh"): {"lexicon": (76, 150, 20, 150), "model": (137, 150, 7, 150)},
 }
