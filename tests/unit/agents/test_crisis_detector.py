@@ -714,6 +714,11 @@ def test_normalise_locale() -> None:
         # A plan quoted from someone else is theirs.
         'Help, my friend just texted "i have the pills in front of me" and won\'t tell me where'
         " she is.",
+        # A jump at an hour that is a skydive or a bungee jump; a leap at a chance.
+        "I'm going to jump at 9 tomorrow, first skydive ever!",
+        "I'm going to jump at the chance",
+        "明天蹦极，十点就跳",
+        "明天就跳槽",
     ],
 )
 def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, message: str) -> None:
@@ -804,6 +809,12 @@ def test_benign_look_alike_families_stay_silent(detector: CrisisDetector, messag
         "我就觉得我不该活着",
         "我的存在本身就是一种负担",
         "没有我，我们家早就正常了",
+        # A jump with an hour or "tonight", said as the speaker's.
+        "I'm going to jump at 11 tonight",
+        "gonna jump at 2:30 am",
+        "I'm jumping tonight",
+        "我今晚十一点就跳",
+        "明天就跳",
     ],
 )
 def test_risky_families_fire(detector: CrisisDetector, message: str) -> None:
