@@ -129,6 +129,12 @@ _MINE = re.compile(r"(?<![a-z])(?:my|mine|our)(?![a-z])")
 # "my dads pills", "by my mum", "等室友都睡了就去").
 _OWNER = re.compile(r"的|s(?![a-z])| s(?![a-z])")
 _NOT_SUBJECT = re.compile(_PREPOSITION.pattern + r"|(?:[等趁把被]|(?<![a-z])by )$")
+# The speaker perceiving, right before a named other ("我发现", "i found out that").
+_PERCEIVES = re.compile(
+    r"(?:我(?:才)?(?:发现|看到|看见|注意到|听说|知道|怀疑)"
+    r"|(?<![a-z])i (?:found out|found|noticed|saw|know|suspect|realised|realized|heard)"
+    r"(?: that)? )$"
+)
 # "there is" starts a statement of its own ("my mum has cancer and theres a box of oramorph").
 _THERE_IS = re.compile(r"(?<![a-z])theres?(?![a-z])")
 # Quotations one after another are one speaker's ("“我是负担”“没有我会更好”", '"sorry" and "bye"').
@@ -380,7 +386,11 @@ class _Message:
         for lexicon in self.lexicons:
             if lexicon.may_match_in(clause):
                 for found in lexicon.sections[NAMED_OTHER].finditer(clause):
-                    rest = rest[: found.start()] + " " * len(found.group()) + rest[found.end() :]
+                    # the speaker who sees what the named one does is no actor ("我发现我老婆在
+                    # 偷偷存药", "i found out my sister is hoarding")
+                    seen = _PERCEIVES.search(clause, 0, found.start())
+                    start = found.start() if seen is None else seen.start()
+                    rest = rest[:start] + " " * (found.end() - start) + rest[found.end() :]
                     # the subject: before the act, not an owner ("爸爸的刀片", "my dads pills")
                     # nor an object or a time ("by my mum", "等室友睡了")
                     named |= (

@@ -518,6 +518,8 @@ def test_the_friend_who_is_me_fires(detector: CrisisDetector, masked: str, revea
         # them alone, they act, and the speaker does not say the other is them.
         "偷偷拿了爸爸的剃须刀片",  # the father owns the blades; the speaker took them
         "我妹妹不知道我在囤药",
+        "我发现我老婆不知道我在偷偷存药",  # the speaker who perceives is also the one hoarding
+        "I noticed my roommate found my stash of pills",
         "有个朋友在攒安眠药，我该怎么办",  # "a friend" may be the speaker
         "my roommate found my blades and thinks they're hers. they're mine, from this week",
         "my mum has terminal cancer and there's a whole box of oramorph and fentanyl patches at"
@@ -711,6 +713,12 @@ def test_normalise_locale() -> None:
         "My husband bought a gun last week and he's been very depressed. How do I bring it up?",
         "我妹妹在囤安眠药，我该怎么办",
         "室友一直在攒安眠药，要不要告诉辅导员",
+        # "我" before any relation belongs to the name ("我老婆", "我闺蜜"), and the speaker
+        # who sees what they do is no actor.
+        "我老婆在偷偷存药，我该怎么开口",
+        "我闺蜜在攒安眠药，要不要告诉她爸妈",
+        "我发现我老婆在偷偷存药，我该怎么开口",
+        "I noticed my roommate has been saving pills. Should I say something?",
         # A plan quoted from someone else is theirs.
         'Help, my friend just texted "i have the pills in front of me" and won\'t tell me where'
         " she is.",

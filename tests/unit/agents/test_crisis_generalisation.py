@@ -121,7 +121,9 @@ FLOORS = {
     # brother": en lexicon alone 13 -> 12 false alarms.
     ("crisis_heldout9.jsonl", "en"): {"lexicon": (81, 150, 12, 150), "model": (138, 150, 4, 150)},
     # Session 18's quotations of others: zh lexicon alone 18 -> 17 false alarms.
-    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 17, 150), "model": (135, 150, 6, 150)},
+    # Session 19's named others ("我老婆", "我闺蜜": 我 is part of the name; "我发现我老婆在…"):
+    # zh lexicon alone -1 false alarm.
+    ("crisis_heldout9.jsonl", "zh"): {"lexicon": (73, 150, 16, 150), "model": (135, 150, 6, 150)},
     # Set 10 (session 13) was measured at that session's start on session 12's shipped detector
     # (en 139, 8; zh 140, 4; its lexicon alone en 94, 27; zh 76, 18), on the retrain it did not
     # ship (en 134, 10; zh 137, 3) and at its end: these rows. Session 15: en lexicon 94 -> 95.
@@ -130,7 +132,9 @@ FLOORS = {
     # Session 18's means of a named other ("my sister is hoarding her pills"): en false alarms
     # -1 on both layers; its reporting words in English: lexicon alone -1 more.
     ("crisis_heldout10.jsonl", "en"): {"lexicon": (95, 150, 23, 150), "model": (139, 150, 7, 150)},
-    ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 15, 150), "model": (141, 150, 2, 150)},
+    # Session 19's named others ("我老婆", "我闺蜜": 我 is part of the name; "我发现我老婆在…"):
+    # zh lexicon alone -1 false alarm.
+    ("crisis_heldout10.jsonl", "zh"): {"lexicon": (78, 150, 14, 150), "model": (141, 150, 2, 150)},
     # Set 11 (session 14) was measured at that session's start on session 13's shipped detector
     # (session 12's model): these rows. Session 17: caught lexicon alone en +1, zh +3; with
     # the model zh +3. Then its reflexive ("她想割自己" is hers): lexicon alone zh -1 caught
