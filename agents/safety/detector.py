@@ -249,6 +249,16 @@ class _Message:
             ]
         return self._spans[section]
 
+    def each_span(self, section: str) -> Iterator[Match]:
+        """`spans(section)` one by one (pattern by pattern, not in text order), found only as
+        far as they are asked for: for a question the first span usually answers."""
+        if section in self._spans:
+            yield from self._spans[section]
+            return
+        for found in self._matches(section):
+            if (end := found.end()) > (start := found.start()):
+                yield Match(section, start, end, found.group())
+
     def has(self, section: str) -> bool:
         if section in self._spans:
             return bool(self._spans[section])
@@ -588,19 +598,19 @@ def _said_now(message: _Message) -> bool:
     """Whether the message says its risk is back or now ("again", "最近", "每天"): a recurrence
     word after a past time in its own clause is part of the history ("以前我每天都想死", "back
     then i was cutting every night") and does not count."""
-    recurrences = message.spans(RECURRENCE)
-    if not recurrences:
-        return False
     marks = message.prepared.marks
-    framed: dict[int, int] = {}  # clause -> where its first past time starts
-    for span in message.spans(PAST):
-        clause = bisect.bisect_left(marks, span.start)
-        framed[clause] = min(span.start, framed.get(clause, span.start))
-    return any(
-        not _HABITUAL.fullmatch(span.text)
-        or span.start < framed.get(bisect.bisect_left(marks, span.start), len(message.view))
-        for span in recurrences
-    )
+    framed: dict[int, int] | None = None  # clause -> where its first past time starts
+    for span in message.each_span(RECURRENCE):
+        if not _HABITUAL.fullmatch(span.text):
+            return True
+        if framed is None:
+            framed = {}
+            for past in message.spans(PAST):
+                clause = bisect.bisect_left(marks, past.start)
+                framed[clause] = min(past.start, framed.get(clause, past.start))
+        if span.start < framed.get(bisect.bisect_left(marks, span.start), len(message.view)):
+            return True
+    return False
 
 
 def _now_after_past(match: Match, message: _Message, past: _Nearby) -> bool:
