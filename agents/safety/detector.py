@@ -595,9 +595,10 @@ class CrisisDetector:
 
 
 def _said_now(message: _Message) -> bool:
-    """Whether the message says its risk is back or now ("again", "最近", "每天"): a recurrence
-    word after a past time in its own clause is part of the history ("以前我每天都想死", "back
-    then i was cutting every night") and does not count."""
+    """Whether the message says its risk is back or now ("again", "最近", "每天"): "every day"
+    after a past time in its own clause tells how often it was then ("以前我每天都想死", "back
+    then i was cutting every night") and does not count; any other recurrence word does
+    ("以前那些念头又回来了")."""
     marks = message.prepared.marks
     framed: dict[int, int] | None = None  # clause -> where its first past time starts
     for span in message.each_span(RECURRENCE):
@@ -614,8 +615,8 @@ def _said_now(message: _Message) -> bool:
 
 
 def _now_after_past(match: Match, message: _Message, past: _Nearby) -> bool:
-    """Whether "now" is said between the past times that frame `match` and the match: a past
-    time two clauses back does not make "如今真想跳楼了" history."""
+    """Whether "now" is said between the past times that frame `match` and the match: "大学的
+    时候我也想过跳楼，如今真想跳楼了" is of now."""
     before = [span for span in past.near(match) if span.start < match.start]
     if not before:
         return False
