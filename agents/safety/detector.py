@@ -242,11 +242,7 @@ class _Message:
 
     def spans(self, section: str) -> list[Match]:
         if section not in self._spans:
-            self._spans[section] = [
-                Match(section, start, end, m.group())
-                for m in self._matches(section)
-                if (end := m.end()) > (start := m.start())
-            ]
+            self._spans[section] = list(self.each_span(section))
         return self._spans[section]
 
     def each_span(self, section: str) -> Iterator[Match]:
